@@ -1,0 +1,236 @@
+"""The interface every game implements, so that `protocol` and `tournaments` stay game-agnostic.
+
+A game is a `Game` object (registered by variant name in `engines.GAMES`). It creates immutable
+`Position` values from its start position or from a FEN-style text; a position lists its legal
+moves, plays a move into a new position, and reports the game result with its reason. Moves are
+opaque to callers: they are produced by `legal_moves`/`parse_move` and written by `format_move`.
+
+Searching goes through a `Searcher` made by the game:
+`search(position, limits, stop_flag, on_info) -> SearchResult`.
+
+Invariants:
+- Player 0 moves first (White in chess, the first player in Connect Four); `side_to_move` is 0/1.
+- Scores are from the side to move: centipawns, or mate-in-moves (`Score.mate(n)`: n > 0 means the
+  side to move wins with its n-th move from now, n < 0 that it loses after -n of its moves,
+  `Score.mate(0)` for a finished game). A proven draw is `Score.cp(0)` with `exact=True`.
+- `stop_flag` is a numpy int array; a non-zero first element asks the search to stop soon. The
+  search never prints; it reports progress through `on_info(SearchInfo)`.
+"""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Optional, Sequence
+
+import numpy as np
+
+
+class GameError(ValueError):
+    """Base class for bad positions and moves; the message names the offending input."""
+
+
+class PositionError(GameError):
+    """A position text that cannot be parsed or describes an impossible position."""
+
+
+class MoveError(GameError):
+    """A move text that cannot be parsed or is illegal in the position."""
+
+
+@dataclass(frozen=True)
+class GameResult:
+    """The end of a game: `winner` is 0, 1 or None for a draw; `reason` is human readable."""
+
+    winner: Optional[int]
+    reason: str
+
+    @property
+    def pgn(self) -> str:
+        """The PGN result token (player 0 is White)."""
+        return {0: "1-0", 1: "0-1", None: "1/2-1/2"}[self.winner]
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Search limits as a GUI sends them. Times are in milliseconds, `None` means unset."""
+
+    depth: Optional[int] = None
+    nodes: Optional[int] = None
+    movetime: Optional[int] = None
+    wtime: Optional[int] = None
+    btime: Optional[int] = None
+    winc: Optional[int] = None
+    binc: Optional[int] = None
+    movestogo: Optional[int] = None
+    mate: Optional[int] = None
+    infinite: bool = False
+    ponder: bool = False
+
+    def clock_for(self, side: int) -> tuple[Optional[int], int]:
+        """(remaining time, increment) of `side` (0 = first player), time None when no clock."""
+        if side == 0:
+            return self.wtime, self.winc or 0
+        return self.btime, self.binc or 0
+
+
+@dataclass(frozen=True)
+class Score:
+    """A score from the side to move: `kind` is "cp" or "mate"; see the module docstring."""
+
+    kind: str
+    value: int
+    exact: bool = False
+
+    @staticmethod
+    def cp(value: int, exact: bool = False) -> "Score":
+        return Score("cp", int(value), exact)
+
+    @staticmethod
+    def mate(moves: int) -> "Score":
+        return Score("mate", int(moves), True)
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.value}"
+
+
+@dataclass
+class SearchInfo:
+    """One progress report of a search (the fields of a UCI `info` line)."""
+
+    depth: int = 0
+    seldepth: Optional[int] = None
+    score: Optional[Score] = None
+    nodes: int = 0
+    time_ms: int = 0
+    pv: Sequence[Any] = ()
+    multipv: Optional[int] = None
+    hashfull: Optional[int] = None
+    wdl: Optional[tuple[int, int, int]] = None
+    bound: Optional[str] = None  # "lowerbound" / "upperbound" when the score is only a bound
+    string: Optional[str] = None
+
+    @property
+    def nps(self) -> int:
+        return int(self.nodes * 1000 / self.time_ms) if self.time_ms > 0 else 0
+
+
+@dataclass
+class SearchResult:
+    """What a search returns: `best_move` is None only when the game is over."""
+
+    best_move: Any
+    ponder_move: Any = None
+    score: Optional[Score] = None
+    pv: Sequence[Any] = ()
+    depth: int = 0
+    nodes: int = 0
+    time_ms: int = 0
+    stopped: bool = False
+    extra: dict = field(default_factory=dict)
+
+
+class Position(abc.ABC):
+    """An immutable game position."""
+
+    game: "Game"
+
+    @property
+    @abc.abstractmethod
+    def side_to_move(self) -> int: ...
+
+    @property
+    @abc.abstractmethod
+    def ply(self) -> int:
+        """Number of moves played since the game's start position."""
+
+    @abc.abstractmethod
+    def legal_moves(self) -> list: ...
+
+    @abc.abstractmethod
+    def play(self, move) -> "Position":
+        """The position after `move`; raises MoveError when the move is illegal."""
+
+    @abc.abstractmethod
+    def result(self) -> Optional[GameResult]:
+        """The game result when the game is over, else None."""
+
+    @abc.abstractmethod
+    def fen(self) -> str: ...
+
+    @abc.abstractmethod
+    def parse_move(self, text: str):
+        """A legal move from its text (every notation the game accepts); MoveError otherwise."""
+
+    @abc.abstractmethod
+    def format_move(self, move) -> str:
+        """The move in the game's protocol notation (UCI-style)."""
+
+    def play_text(self, texts: Iterable[str]) -> "Position":
+        """Play moves given as texts; the MoveError names the failing move and its index."""
+        position = self
+        for index, text in enumerate(texts):
+            try:
+                move = position.parse_move(text)
+            except MoveError as error:
+                raise MoveError(f"move {index + 1} '{text}': {error}") from None
+            position = position.play(move)
+        return position
+
+
+class Searcher(abc.ABC):
+    """A game's search engine; it keeps its tables between searches until `clear()`."""
+
+    @abc.abstractmethod
+    def search(
+        self,
+        position: Position,
+        limits: Limits,
+        stop_flag: Optional[np.ndarray] = None,
+        on_info: Optional[Callable[[SearchInfo], None]] = None,
+    ) -> SearchResult: ...
+
+    def clear(self) -> None:
+        """Forget everything learnt (a new game)."""
+
+    def set_option(self, name: str, value) -> None:
+        """Apply an engine option (see `Game.options`); unknown names raise KeyError."""
+        raise KeyError(name)
+
+
+@dataclass(frozen=True)
+class Option:
+    """An engine option as UCI declares it: type is check, spin, combo, button or string."""
+
+    name: str
+    type: str
+    default: Any = None
+    min: Optional[int] = None
+    max: Optional[int] = None
+    choices: tuple = ()
+
+
+class Game(abc.ABC):
+    """A game: its variant name, positions and searcher."""
+
+    variant: str = ""
+    first_player_names: tuple[str, str] = ("first", "second")
+
+    @abc.abstractmethod
+    def start_position(self) -> Position: ...
+
+    @abc.abstractmethod
+    def parse_position(self, text: str) -> Position:
+        """A position from its FEN-style text; PositionError names the problem."""
+
+    @abc.abstractmethod
+    def new_searcher(self, **options) -> Searcher: ...
+
+    def options(self) -> list[Option]:
+        """Engine options the searcher understands beyond the protocol's own."""
+        return []
+
+
+def new_stop_flag() -> np.ndarray:
+    """The shared flag array searches poll: element 0 set to 1 means stop."""
+    return np.zeros(1, dtype=np.int64)

@@ -1,0 +1,253 @@
+"""Connect Four opening books: the format the search probes, BitBully's 12-ply database, and the
+builder of the project's own books for any board size.
+
+A `Book` covers the positions with `min_depth`..`max_depth` stones in which the side to move cannot
+win at once. Its `array` (uint64) holds the n sorted canonical keys (see `kernels.canonical_key`)
+followed by their n Pons scores biased by +128; the search binary-searches it.
+
+Files live in the cache directory (`$MALLARD_CACHE`, else `~/.cache/mallard`):
+- `bitbully-12ply-7x6.npz`: BitBully's database converted on first use (from the installed
+  `bitbully-databases` package; nothing is downloaded);
+- `book-WxH-dN.npz`: books made by `build_book`, with `build-WxH-dN/` holding the finished chunks
+  of an unfinished build so that running it again resumes.
+"""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Optional
+
+import numpy as np
+
+from engines.connect4 import book_kernels as BK
+from engines.connect4 import kernels as K
+
+BITBULLY_FILE = "bitbully-12ply-7x6.npz"
+CHUNK = 2000
+
+
+@dataclass
+class Book:
+    width: int
+    height: int
+    min_depth: int
+    max_depth: int
+    array: np.ndarray
+
+    @property
+    def size(self) -> int:
+        return self.array.shape[0] // 2
+
+    @classmethod
+    def from_entries(cls, width, height, min_depth, max_depth, keys, scores) -> "Book":
+        keys = np.asarray(keys, dtype=np.uint64)
+        order = np.argsort(keys, kind="stable")
+        keys = keys[order]
+        scores = np.asarray(scores, dtype=np.int64)[order]
+        if keys.size and np.any(keys[1:] == keys[:-1]):
+            raise ValueError("book has duplicate keys")
+        array = np.concatenate([keys, (scores + 128).astype(np.uint64)])
+        return cls(width, height, min_depth, max_depth, array)
+
+    def keys(self) -> np.ndarray:
+        return self.array[: self.size]
+
+    def scores(self) -> np.ndarray:
+        return self.array[self.size:].astype(np.int64) - 128
+
+    def save(self, path: Path) -> None:
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(path.name + ".tmp.npz")
+        np.savez(tmp, meta=np.array([self.width, self.height, self.min_depth, self.max_depth]),
+                 array=self.array)
+        os.replace(tmp, path)
+
+    @classmethod
+    def load(cls, path: Path) -> "Book":
+        with np.load(path) as data:
+            width, height, lo, hi = (int(x) for x in data["meta"])
+            return cls(width, height, lo, hi, data["array"])
+
+    def lookup(self, position) -> Optional[int]:
+        """The stored score of a position, or None."""
+        if not self.min_depth <= position.moves <= self.max_depth:
+            return None
+        ctx = K.make_context(self.width, self.height)
+        ctx[K.C_BOOK_SIZE] = self.size
+        key = K.canonical_key(np.uint64(position.cur + position.mask), ctx)
+        value = K.book_lookup(key, self.array, ctx)
+        return None if value == K.UNKNOWN else int(value)
+
+
+def cache_dir() -> Path:
+    return Path(os.environ.get("MALLARD_CACHE") or Path.home() / ".cache" / "mallard")
+
+
+def bitbully_book(convert: bool = True) -> Optional[Book]:
+    """BitBully's 12-ply exact-distance database as a 7x6 `Book` (converted once and cached);
+    None when the `bitbully-databases` package is not installed."""
+    cached = cache_dir() / BITBULLY_FILE
+    if cached.exists():
+        try:
+            return Book.load(cached)
+        except (OSError, ValueError, KeyError):
+            pass  # a damaged cache is rebuilt below
+    if not convert:
+        return None
+    book = convert_bitbully()
+    if book is not None:
+        try:
+            book.save(cached)
+        except OSError:
+            pass  # a read-only home still gets a working (converted in memory) book
+    return book
+
+
+def bitbully_source() -> Optional[Path]:
+    try:
+        from bitbully_databases import BitBullyDatabases
+    except ImportError:
+        return None
+    return Path(BitBullyDatabases.get_database_path("12-ply-dist"))
+
+
+def convert_bitbully(path: Optional[Path] = None) -> Optional[Book]:
+    path = path or bitbully_source()
+    if path is None or not Path(path).exists():
+        return None
+    records = np.fromfile(path, dtype=np.dtype([("code", ">i4"), ("value", "i1")]))
+    codes = records["code"].astype(np.int64)
+    values = records["value"].astype(np.int64)
+    ctx = K.make_context(7, 6)
+    keys = np.empty(codes.size, dtype=np.uint64)
+    scores = np.empty(codes.size, dtype=np.int64)
+    n = BK.decode_bitbully(codes, values, ctx, keys, scores)
+    return Book.from_entries(7, 6, 12, 12, keys[:n], scores[:n])
+
+
+def built_book_path(width: int, height: int, depth: int) -> Path:
+    return cache_dir() / f"book-{width}x{height}-d{depth}.npz"
+
+
+def find_built_book(width: int, height: int) -> Optional[Path]:
+    """The deepest finished book of our own for this board size, if any."""
+    best, best_depth = None, -1
+    prefix = f"book-{width}x{height}-d"
+    directory = cache_dir()
+    if not directory.exists():
+        return None
+    for path in directory.glob(prefix + "*.npz"):
+        depth_text = path.name[len(prefix):-4]
+        if depth_text.isdigit() and int(depth_text) > best_depth:
+            best, best_depth = path, int(depth_text)
+    return best
+
+
+def default_book(width: int, height: int) -> Optional[Book]:
+    """The book the engine uses: BitBully's for 7x6, else our own deepest built book."""
+    if (width, height) == (7, 6):
+        book = bitbully_book()
+        if book is not None:
+            return book
+    path = find_built_book(width, height)
+    return Book.load(path) if path else None
+
+
+# --- building our own books ------------------------------------------------------------------
+
+def enumerate_levels(width: int, height: int, depth: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    """For d = 0..depth the (curs, masks) of every position with d stones that no move has
+    ended, one per mirror pair, sorted by canonical key."""
+    ctx = K.make_context(width, height)
+    curs = np.zeros(1, dtype=np.uint64)
+    masks = np.zeros(1, dtype=np.uint64)
+    levels = [(curs, masks)]
+    for _ in range(depth):
+        out_c = np.empty(curs.size * width, dtype=np.uint64)
+        out_m = np.empty(curs.size * width, dtype=np.uint64)
+        n = BK.expand_level(curs, masks, ctx, out_c, out_m)
+        keys = out_c[:n] + out_m[:n]
+        keys, first = np.unique(keys, return_index=True)
+        curs, masks = out_c[:n][first], out_m[:n][first]
+        levels.append((curs, masks))
+    return levels
+
+
+_worker_solver = None
+
+
+def _init_worker(width: int, height: int, book_path: Optional[str], hash_mb: int) -> None:
+    global _worker_solver
+    from engines.connect4.solver import Solver
+
+    book = Book.load(Path(book_path)) if book_path else None
+    _worker_solver = Solver(width, height, hash_mb=hash_mb, book=book)
+
+
+def _solve_chunk(curs: np.ndarray, masks: np.ndarray, moves: int) -> np.ndarray:
+    solver = _worker_solver
+    out = np.empty(curs.size, dtype=np.int64)
+    for i in range(curs.size):
+        out[i] = solver.solve_bits(int(curs[i]), int(masks[i]), moves)
+    return out
+
+
+def build_book(width: int, height: int, depth: int, jobs: int = 1,
+               output: Optional[Path] = None, hash_mb: int = 64,
+               progress: Optional[Callable[[int, int, int], None]] = None) -> Path:
+    """Solve every probe-worthy position with 0..`depth` stones, deepest level first (each level's
+    search probes the levels below it), in `jobs` worker processes. Finished chunks are kept in a
+    work directory, so an interrupted build resumes. Returns the path of the book file.
+    `progress(level, chunks_done, chunks_total)` is called as chunks finish."""
+    K.make_context(width, height)  # validates the size
+    if depth < 0 or depth >= width * height:
+        raise ValueError(f"depth must be in 0..{width * height - 1}")
+    output = Path(output) if output else built_book_path(width, height, depth)
+    work = cache_dir() / f"build-{width}x{height}-d{depth}"
+    work.mkdir(parents=True, exist_ok=True)
+    ctx = K.make_context(width, height)
+    levels = enumerate_levels(width, height, depth)
+    all_keys, all_scores = [], []
+    partial_path = work / "partial.npz"
+    for level in range(depth, -1, -1):
+        curs, masks = levels[level]
+        worthy = np.empty(curs.size, dtype=np.bool_)
+        BK.probe_worthy(curs, masks, ctx, worthy)
+        curs, masks = curs[worthy], masks[worthy]
+        chunks = [(start, min(start + CHUNK, curs.size)) for start in range(0, curs.size, CHUNK)]
+        todo = [i for i in range(len(chunks)) if not (work / f"level{level}-chunk{i}.npy").exists()]
+        done = len(chunks) - len(todo)
+        if progress:
+            progress(level, done, len(chunks))
+        if todo:
+            book_path = str(partial_path) if all_keys else None
+            with ProcessPoolExecutor(max_workers=max(1, jobs), initializer=_init_worker,
+                                     initargs=(width, height, book_path, hash_mb)) as pool:
+                futures = {pool.submit(_solve_chunk, curs[a:b], masks[a:b], level): i
+                           for i, (a, b) in ((i, chunks[i]) for i in todo)}
+                for future in as_completed(futures):
+                    i = futures[future]
+                    target = work / f"level{level}-chunk{i}.npy"
+                    tmp = work / f"level{level}-chunk{i}.tmp.npy"
+                    np.save(tmp, future.result())
+                    os.replace(tmp, target)
+                    done += 1
+                    if progress:
+                        progress(level, done, len(chunks))
+        scores = np.concatenate([np.load(work / f"level{level}-chunk{i}.npy")
+                                 for i in range(len(chunks))]) if chunks else np.zeros(0, np.int64)
+        all_keys.append(curs + masks)
+        all_scores.append(scores)
+        Book.from_entries(width, height, level, depth, np.concatenate(all_keys),
+                          np.concatenate(all_scores)).save(partial_path)
+    book = Book.load(partial_path)
+    book.save(output)
+    for leftover in work.iterdir():
+        leftover.unlink()
+    work.rmdir()
+    return output
+

@@ -1,0 +1,427 @@
+"""Numba kernels of the Connect Four solver: bitboard operations, negamax, root solve, analysis.
+
+Bit layout (W columns, H rows, W*(H+1) <= 64): column c owns bits c*(H+1) .. c*(H+1)+H-1 from the
+bottom up; bit c*(H+1)+H is a sentinel that is always 0, so shifted alignments never wrap from one
+column into the next. A position is (`cur`, `mask`): the stones of the side to move and all
+stones, both uint64. `cur + mask` is a unique key (the additions never carry across columns).
+
+Scores (Pascal Pons' convention) are from the side to move: a side winning with the move played
+after `n` stones scores (W*H + 1 - n) // 2, a loss is the negation, a draw 0.
+
+All state travels in three arrays, because numba passes every array field on every recursive
+call: `ctx` (int64) holds the counters, the options, the stop flag, the board geometry (bit masks
+stored as int64 bit patterns) and the per-ply move-order buffer (C_* indices); `tt` (uint64, 2*N
+words) holds the key, then `generation << 32 | move << 16 | (lower + 128) << 8 | (upper + 128)`
+(move: the column that last cut off or was best, 255 for none), so bumping the
+generation empties the table in O(1); `book` (uint64) holds n sorted canonical keys followed by
+their n scores biased by +128. Searches poll ctx[C_STOP] every 4096 nodes and unwind with
+ctx[C_ABORTED] = 1.
+"""
+
+import numpy as np
+from numba import njit
+from numba.core import types
+from numba.extending import intrinsic
+
+U1 = np.uint64(1)
+U0 = np.uint64(0)
+
+# ctx indices: counters and options
+C_NODES, C_ABORTED, C_NODE_LIMIT, C_GEN, C_BOOK_LO, C_BOOK_HI, C_ETC_EMPTY, C_PVS = 0, 1, 2, 3, 4, 5, 6, 7
+C_TT_BITS, C_STOP, C_BOOK_SIZE = 8, 9, 10
+# ctx indices: geometry
+C_W, C_H, C_BOTTOM, C_BOARD, C_ODD_ROWS, C_AREA, C_FOUR_WIDE = 16, 17, 18, 19, 20, 21, 22
+C_ORDER = 32       # W entries: columns from the centre outwards
+C_COLUMN = 64      # W entries: mask of every cell of column c
+C_MOVE_BUFFER = 96  # (area + 1) * W entries: the sorted moves of each ply
+
+ABORT_POLL_MASK = 4095
+UNKNOWN = -1000  # analysis value of a full column; book miss
+NEVER = 1 << 30
+
+
+@intrinsic
+def popcount(typingctx, x):
+    """Number of set bits of a uint64 (one machine instruction)."""
+    sig = types.uint64(types.uint64)
+
+    def codegen(context, builder, signature, args):
+        return builder.ctpop(args[0])
+
+    return sig, codegen
+
+
+def centre_order(width: int) -> list[int]:
+    """Columns from the centre outwards, the left one first on ties (3 2 4 1 5 0 6 for 7)."""
+    return sorted(range(width), key=lambda c: (abs(2 * c - (width - 1)), c))
+
+
+def _as_int64(bits: int) -> int:
+    return bits - (1 << 64) if bits >= 1 << 63 else bits
+
+
+def make_context(width: int, height: int) -> np.ndarray:
+    """A fresh `ctx` array for a width x height board (generation 1, no book, no limits)."""
+    if width < 1 or height < 1 or width * (height + 1) > 64:
+        raise ValueError(f"board {width}x{height} does not fit: width*(height+1) must be <= 64")
+    area = width * height
+    ctx = np.zeros(C_MOVE_BUFFER + (area + 1) * width, dtype=np.int64)
+    column_cells = (1 << height) - 1
+    bottom = board = odd_rows = 0
+    for c in range(width):
+        base = c * (height + 1)
+        bottom |= 1 << base
+        board |= column_cells << base
+        for r in range(0, height, 2):
+            odd_rows |= 1 << (base + r)
+        ctx[C_COLUMN + c] = _as_int64(column_cells << base)
+    ctx[C_W], ctx[C_H], ctx[C_AREA] = width, height, area
+    ctx[C_BOTTOM], ctx[C_BOARD] = _as_int64(bottom), _as_int64(board)
+    ctx[C_ODD_ROWS] = _as_int64(odd_rows)
+    ctx[C_FOUR_WIDE] = 1 if width >= 4 else 0
+    for i, c in enumerate(centre_order(width)):
+        ctx[C_ORDER + i] = c
+    ctx[C_GEN] = 1
+    ctx[C_BOOK_LO], ctx[C_BOOK_HI] = 1, 0
+    ctx[C_ETC_EMPTY] = NEVER
+    return ctx
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _bits(ctx, index):
+    return np.uint64(ctx[index])
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _aligned(pos, shift):
+    """Cells that complete four with three stones of `pos` along a line of step `shift`."""
+    s2 = shift + shift
+    s3 = s2 + shift
+    r = (pos << shift) & (pos << s2) & (pos << s3)
+    r |= (pos >> shift) & (pos >> s2) & (pos >> s3)
+    p = (pos << shift) & (pos << s2)
+    r |= p & (pos >> shift)
+    p = (pos >> shift) & (pos >> s2)
+    r |= p & (pos << shift)
+    return r
+
+
+@njit(cache=True, nogil=True, inline="always")
+def winning_cells(pos, mask, ctx):
+    """Empty cells (playable or not) where one stone would make four for the owner of `pos`."""
+    r = (pos << U1) & (pos << np.uint64(2)) & (pos << np.uint64(3))
+    if ctx[C_FOUR_WIDE]:
+        h = np.uint64(ctx[C_H])
+        r |= _aligned(pos, h + U1)
+        r |= _aligned(pos, h)
+        r |= _aligned(pos, h + np.uint64(2))
+    return r & (_bits(ctx, C_BOARD) ^ mask)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _line_of_four(free, shift):
+    return (free & (free >> shift) & (free >> (shift + shift)) & (free >> (shift + shift + shift))) != U0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def can_still_connect(free, ctx):
+    """Whether the cells in `free` (empty or own stones) still contain a line of four."""
+    if _line_of_four(free, U1):
+        return True
+    if ctx[C_FOUR_WIDE]:
+        h = np.uint64(ctx[C_H])
+        return (_line_of_four(free, h + U1) or _line_of_four(free, h)
+                or _line_of_four(free, h + np.uint64(2)))
+    return False
+
+
+@njit(cache=True, nogil=True, inline="always")
+def playable(mask, ctx):
+    return (mask + _bits(ctx, C_BOTTOM)) & _bits(ctx, C_BOARD)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def can_win_next(cur, mask, ctx):
+    return (winning_cells(cur, mask, ctx) & playable(mask, ctx)) != U0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def non_losing_moves(cur, mask, ctx):
+    """Playable cells that do not let the opponent win at once (assumes no immediate win)."""
+    possible = playable(mask, ctx)
+    threats = winning_cells(cur ^ mask, mask, ctx)
+    forced = possible & threats
+    if forced != U0:
+        if (forced & (forced - U1)) != U0:
+            return U0
+        possible = forced
+    return possible & ~(threats >> U1)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def mirror_key(key, ctx):
+    """The key of the left-right mirrored position."""
+    w = ctx[C_W]
+    h1 = np.uint64(ctx[C_H] + 1)
+    column = (U1 << h1) - U1
+    out = U0
+    for c in range(w):
+        bits = (key >> (np.uint64(c) * h1)) & column
+        out |= bits << (np.uint64(w - 1 - c) * h1)
+    return out
+
+
+@njit(cache=True, nogil=True, inline="always")
+def canonical_key(key, ctx):
+    m = mirror_key(key, ctx)
+    return m if m < key else key
+
+
+@njit(cache=True, nogil=True, inline="always")
+def book_lookup(key, book, ctx):
+    """Score stored for a canonical key, or UNKNOWN."""
+    n = ctx[C_BOOK_SIZE]
+    lo = 0
+    hi = n - 1
+    while lo <= hi:
+        mid = (lo + hi) >> 1
+        k = book[mid]
+        if k == key:
+            return np.int64(book[n + mid]) - 128
+        if k < key:
+            lo = mid + 1
+        else:
+            hi = mid - 1
+    return UNKNOWN
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _slot(key, bits):
+    return np.int64((key * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(64 - bits))
+
+
+NO_MOVE = 255
+
+
+@njit(cache=True, nogil=True, inline="always")
+def tt_probe(tt, key, ctx):
+    """(lower, upper, move) stored for `key` in this generation, else (-128, 127, NO_MOVE)."""
+    i = _slot(key, ctx[C_TT_BITS]) * 2
+    if tt[i] == key:
+        data = tt[i + 1]
+        if np.int64(data >> np.uint64(32)) == ctx[C_GEN]:
+            return (np.int64((data >> np.uint64(8)) & np.uint64(255)) - 128,
+                    np.int64(data & np.uint64(255)) - 128,
+                    np.int64((data >> np.uint64(16)) & np.uint64(255)))
+    return -128, 127, NO_MOVE
+
+
+@njit(cache=True, nogil=True, inline="always")
+def tt_store(tt, key, lower, upper, move, ctx):
+    """Store bounds for `key`, keeping the tighter of old and new when the key is already there
+    (and the old move when the new one is NO_MOVE)."""
+    i = _slot(key, ctx[C_TT_BITS]) * 2
+    if tt[i] == key:
+        data = tt[i + 1]
+        if np.int64(data >> np.uint64(32)) == ctx[C_GEN]:
+            old_lower = np.int64((data >> np.uint64(8)) & np.uint64(255)) - 128
+            old_upper = np.int64(data & np.uint64(255)) - 128
+            if old_lower > lower:
+                lower = old_lower
+            if old_upper < upper:
+                upper = old_upper
+            if move == NO_MOVE:
+                move = np.int64((data >> np.uint64(16)) & np.uint64(255))
+    tt[i] = key
+    tt[i + 1] = ((np.uint64(ctx[C_GEN]) << np.uint64(32)) | (np.uint64(move) << np.uint64(16))
+                 | (np.uint64(lower + 128) << np.uint64(8)) | np.uint64(upper + 128))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def move_priority(cur, mask, move, moves, ctx):
+    """Ordering score: threats a move creates, those of the mover's own parity counted twice."""
+    threats = winning_cells(cur | move, mask | move, ctx)
+    odd = _bits(ctx, C_ODD_ROWS)
+    own = odd if (moves & 1) == 0 else (_bits(ctx, C_BOARD) ^ odd)
+    return np.int64(popcount(threats & own) * np.uint64(2) + popcount(threats & ~own))
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def negamax(cur, mask, moves, alpha, beta, ctx, tt, book):
+    """Score of a position where the side to move cannot win at once, within (alpha, beta).
+
+    Fail-soft at cut-offs: a returned value >= beta is a lower bound, <= alpha an upper bound.
+    """
+    ctx[C_NODES] += 1
+    if (ctx[C_NODES] & ABORT_POLL_MASK) == 0:
+        if ctx[C_STOP] != 0 or (ctx[C_NODE_LIMIT] > 0 and ctx[C_NODES] >= ctx[C_NODE_LIMIT]):
+            ctx[C_ABORTED] = 1
+    if ctx[C_ABORTED] != 0:
+        return 0
+    area = ctx[C_AREA]
+    candidates = non_losing_moves(cur, mask, ctx)
+    if candidates == U0:
+        return -((area - moves) // 2)
+    if moves >= area - 2:
+        return 0
+    lowest = -((area - 2 - moves) // 2)
+    if alpha < lowest:
+        alpha = lowest
+        if alpha >= beta:
+            return alpha
+    highest = (area - 1 - moves) // 2
+    if beta > highest:
+        beta = highest
+        if alpha >= beta:
+            return beta
+    # A side with no line of four left free of the other's stones can never win.
+    if alpha < 0 and not can_still_connect(_bits(ctx, C_BOARD) & ~cur, ctx):
+        alpha = 0
+        if alpha >= beta:
+            return alpha
+    if beta > 0 and not can_still_connect(_bits(ctx, C_BOARD) & ~(cur ^ mask), ctx):
+        beta = 0
+        if alpha >= beta:
+            return beta
+    key = cur + mask
+    lower, upper, hash_move = tt_probe(tt, key, ctx)
+    if lower > alpha:
+        alpha = lower
+        if alpha >= beta:
+            return alpha
+    if upper < beta:
+        beta = upper
+        if alpha >= beta:
+            return beta
+    if ctx[C_BOOK_LO] <= moves and moves <= ctx[C_BOOK_HI]:
+        value = book_lookup(canonical_key(key, ctx), book, ctx)
+        if value != UNKNOWN:
+            return value
+
+    width = ctx[C_W]
+    opponent = cur ^ mask
+    original_alpha = alpha
+    best_column = NO_MOVE
+    # The table's move first: when it cuts off, ordering the others is never needed.
+    first = U0
+    if hash_move != NO_MOVE:
+        first = candidates & _bits(ctx, C_COLUMN + hash_move)
+    if first != U0:
+        score = -negamax(opponent, mask | first, moves + 1, -beta, -alpha, ctx, tt, book)
+        if ctx[C_ABORTED] != 0:
+            return 0
+        if score >= beta:
+            tt_store(tt, key, score, 127, hash_move, ctx)
+            return score
+        if score > alpha:
+            alpha = score
+            best_column = hash_move
+        candidates ^= first
+
+    use_etc = area - moves >= ctx[C_ETC_EMPTY]
+    row = C_MOVE_BUFFER + moves * width
+    single = (candidates & (candidates - U1)) == U0
+    count = 0
+    for i in range(width):
+        column = ctx[C_ORDER + i]
+        move = candidates & _bits(ctx, C_COLUMN + column)
+        if move == U0:
+            continue
+        if use_etc:
+            child_lower, child_upper, child_move = tt_probe(tt, opponent + (mask | move), ctx)
+            if -child_upper >= beta:
+                tt_store(tt, key, -child_upper, 127, column, ctx)
+                return -child_upper
+        priority = 0 if single else move_priority(cur, mask, move, moves, ctx)
+        packed = (priority << 12) | ((width - i) << 6) | column
+        j = count
+        while j > 0 and ctx[row + j - 1] < packed:
+            ctx[row + j] = ctx[row + j - 1]
+            j -= 1
+        ctx[row + j] = packed
+        count += 1
+
+    for n in range(count):
+        column = ctx[row + n] & 63
+        move = candidates & _bits(ctx, C_COLUMN + column)
+        child_mask = mask | move
+        if (n > 0 or first != U0) and ctx[C_PVS] != 0 and beta - alpha > 1:
+            score = -negamax(opponent, child_mask, moves + 1, -alpha - 1, -alpha, ctx, tt, book)
+            if score > alpha and score < beta:
+                score = -negamax(opponent, child_mask, moves + 1, -beta, -score, ctx, tt, book)
+        else:
+            score = -negamax(opponent, child_mask, moves + 1, -beta, -alpha, ctx, tt, book)
+        if ctx[C_ABORTED] != 0:
+            return 0
+        if score >= beta:
+            tt_store(tt, key, score, 127, column, ctx)
+            return score
+        if score > alpha:
+            alpha = score
+            best_column = column
+    if alpha > original_alpha:
+        tt_store(tt, key, alpha, alpha, best_column, ctx)
+    else:
+        tt_store(tt, key, -128, alpha, NO_MOVE, ctx)
+    return alpha
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _half_toward_zero(x):
+    return x // 2 if x >= 0 else -((-x) // 2)
+
+
+@njit(cache=True, nogil=True)
+def solve_position(cur, mask, moves, weak, ctx, tt, book):
+    """Exact score (weak: a value whose sign is exact) of a non-terminal position.
+
+    Narrows [min, max] with null-window searches that probe near zero first (Pons' scheme).
+    With ctx[C_PVS] set it searches the full window once instead.
+    """
+    area = ctx[C_AREA]
+    if can_win_next(cur, mask, ctx):
+        return (area + 1 - moves) // 2
+    lo = -((area - moves) // 2)
+    hi = (area + 1 - moves) // 2
+    if weak:
+        lo = -1
+        hi = 1
+    if ctx[C_PVS] != 0 and not weak:
+        return negamax(cur, mask, moves, lo, hi, ctx, tt, book)
+    while lo < hi:
+        med = lo + (hi - lo) // 2
+        if med <= 0 and _half_toward_zero(lo) < med:
+            med = _half_toward_zero(lo)
+        elif med >= 0 and _half_toward_zero(hi) > med:
+            med = _half_toward_zero(hi)
+        r = negamax(cur, mask, moves, med, med + 1, ctx, tt, book)
+        if ctx[C_ABORTED] != 0:
+            return 0
+        if r <= med:
+            hi = r
+        else:
+            lo = r
+    return lo
+
+
+@njit(cache=True, nogil=True)
+def analyze_position(cur, mask, moves, weak, ctx, tt, book, out):
+    """Score of each column into `out` (UNKNOWN for a full column); stops early when aborted."""
+    area = ctx[C_AREA]
+    width = ctx[C_W]
+    possible = playable(mask, ctx)
+    wins = winning_cells(cur, mask, ctx)
+    for c in range(width):
+        out[c] = UNKNOWN
+    for c in range(width):
+        move = possible & _bits(ctx, C_COLUMN + c)
+        if move == U0:
+            continue
+        if (move & wins) != U0:
+            out[c] = (area + 1 - moves) // 2
+        elif moves + 1 >= area:
+            out[c] = 0
+        else:
+            out[c] = -solve_position(cur ^ mask, mask | move, moves + 1, weak, ctx, tt, book)
+        if ctx[C_ABORTED] != 0:
+            return

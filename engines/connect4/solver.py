@@ -1,0 +1,318 @@
+"""The Connect Four solver API (`Solver`) and the game-interface searcher (`Connect4Searcher`).
+
+`Solver` owns the numba state: geometry, transposition table, search context, move-order buffer
+and the book arrays. Scores follow Pons' convention (see `kernels.py`); `solve` is exact, a weak
+solve returns -1/0/1. `reset()` gives the next search a fresh table in O(1) (generation bump).
+
+Mate conversion: a score s > 0 means the side to move wins with its `mate_distance` -th move from
+now; it is what UCI prints as `score mate N`.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Callable, Optional
+
+import numpy as np
+
+from engines.base import Limits, Option, Score, SearchInfo, SearchResult, Searcher
+from engines.connect4 import kernels as K
+from engines.connect4.rules import Connect4Game, Connect4Position
+
+DEFAULT_HASH_MB = 128
+ETC_MIN_EMPTY = 18  # enhanced transposition cut-offs pay only high in the tree (measured)
+BYTES_PER_ENTRY = 16
+
+
+def tt_bits_for(hash_mb: int) -> int:
+    """Largest power-of-two table (in index bits) that fits `hash_mb` megabytes."""
+    entries = max(1, hash_mb) * (1 << 20) // BYTES_PER_ENTRY
+    return max(10, entries.bit_length() - 1)
+
+
+class Solver:
+    """Exact solver for one board size; one search at a time, `request_stop` from any thread."""
+
+    def __init__(self, width: int = 7, height: int = 6, hash_mb: int = DEFAULT_HASH_MB,
+                 book=None, etc_empty: int = ETC_MIN_EMPTY, pvs: bool = False):
+        self.width, self.height = width, height
+        self.area = width * height
+        self.ctx = K.make_context(width, height)
+        self.ctx[K.C_ETC_EMPTY] = etc_empty
+        self.ctx[K.C_PVS] = int(pvs)
+        self.scores = np.zeros(width, dtype=np.int64)
+        self.set_hash(hash_mb)
+        self.set_book(book)
+
+    # --- configuration ---------------------------------------------------------------------
+    def set_hash(self, hash_mb: int) -> None:
+        bits = tt_bits_for(hash_mb)
+        self.tt = np.empty(2 << bits, dtype=np.uint64)
+        self.tt.fill(0)  # commit the pages now, not inside timed searches
+        self.ctx[K.C_TT_BITS] = bits
+        self.ctx[K.C_GEN] = 1
+
+    def set_book(self, book) -> None:
+        """Use `book` (an `engines.connect4.book.Book` or None) inside the search."""
+        self.book = book
+        if book is None:
+            self.book_array = np.zeros(1, dtype=np.uint64)
+            self.ctx[K.C_BOOK_SIZE] = 0
+            self.ctx[K.C_BOOK_LO], self.ctx[K.C_BOOK_HI] = 1, 0
+            return
+        if (book.width, book.height) != (self.width, self.height):
+            raise ValueError(f"book is for {book.width}x{book.height}, solver for {self.width}x{self.height}")
+        self.book_array = book.array
+        self.ctx[K.C_BOOK_SIZE] = book.size
+        self.ctx[K.C_BOOK_LO], self.ctx[K.C_BOOK_HI] = book.min_depth, book.max_depth
+
+    def reset(self) -> None:
+        """Forget every stored bound (O(1))."""
+        gen = int(self.ctx[K.C_GEN]) + 1
+        if gen >= 1 << 31:
+            self.tt[:] = 0
+            gen = 1
+        self.ctx[K.C_GEN] = gen
+
+    def request_stop(self) -> None:
+        """Ask the running search to unwind (safe from another thread)."""
+        self.ctx[K.C_STOP] = 1
+
+    @property
+    def nodes(self) -> int:
+        return int(self.ctx[K.C_NODES])
+
+    @property
+    def aborted(self) -> bool:
+        return bool(self.ctx[K.C_ABORTED])
+
+    def _start(self, node_limit: int = 0) -> None:
+        self.ctx[K.C_NODES] = 0
+        self.ctx[K.C_ABORTED] = 0
+        self.ctx[K.C_NODE_LIMIT] = node_limit
+
+    def _check(self, position: Connect4Position) -> None:
+        if (position.width, position.height) != (self.width, self.height):
+            raise ValueError(f"position is {position.width}x{position.height}, solver is {self.width}x{self.height}")
+        if position.winner is not None:
+            raise ValueError("the game is over: there is nothing to solve")
+
+    # --- solving ---------------------------------------------------------------------------
+    def solve_bits(self, cur: int, mask: int, moves: int, weak: bool = False) -> int:
+        """Score of a non-terminal position given as bitboards (the fastest entry point)."""
+        ctx = self.ctx
+        ctx[K.C_NODES] = 0
+        value = K.solve_position(np.uint64(cur), np.uint64(mask), moves, weak, ctx, self.tt,
+                                 self.book_array)
+        return value if not weak else (value > 0) - (value < 0)
+
+    def solve(self, position: Connect4Position, weak: bool = False, node_limit: int = 0) -> Optional[int]:
+        """Exact score (weak: its sign); None when stopped or over the node limit."""
+        self._check(position)
+        self._start(node_limit)
+        if position.moves == self.area:
+            return 0
+        value = K.solve_position(np.uint64(position.cur), np.uint64(position.mask), position.moves,
+                                 weak, self.ctx, self.tt, self.book_array)
+        if self.aborted:
+            return None
+        return value if not weak else (value > 0) - (value < 0)
+
+    def analyze(self, position: Connect4Position, weak: bool = False) -> Optional[list[int]]:
+        """Score of playing each column (-1000 for a full one); None when stopped."""
+        self._check(position)
+        self._start()
+        if position.moves == self.area:
+            return [K.UNKNOWN] * self.width
+        K.analyze_position(np.uint64(position.cur), np.uint64(position.mask), position.moves, weak,
+                           self.ctx, self.tt, self.book_array, self.scores)
+        if self.aborted:
+            return None
+        scores = [int(s) for s in self.scores]
+        if weak:
+            scores = [s if s == K.UNKNOWN else (s > 0) - (s < 0) for s in scores]
+        return scores
+
+    def child_reaches(self, position: Connect4Position, column: int, score: int) -> bool:
+        """Whether playing `column` scores at least `score` (one null-window test)."""
+        child = position.play(column)
+        if child.winner is not None:
+            return (self.area + 1 - position.moves) // 2 >= score
+        if child.is_over():
+            return 0 >= score
+        cur, mask = np.uint64(child.cur), np.uint64(child.mask)
+        if K.can_win_next(cur, mask, self.ctx):
+            return -((self.area - position.moves) // 2) >= score
+        value = K.negamax(cur, mask, child.moves, -score, -score + 1, self.ctx, self.tt, self.book_array)
+        return -value >= score
+
+    def best_move(self, position: Connect4Position, score: int) -> Optional[int]:
+        """The column nearest the centre that achieves the exact `score`: fastest win, slowest
+        loss, centre first on ties. None when stopped."""
+        for column in K.centre_order(self.width):
+            if position.column_height(column) >= self.height:
+                continue
+            reaches = self.child_reaches(position, column, score)
+            if self.aborted:
+                return None
+            if reaches:
+                return column
+        raise AssertionError("no move reaches the position's own score")
+
+    def heuristic_move(self, position: Connect4Position) -> int:
+        """An instant reasonable move: a winning one, else a non-losing one ordered like the search."""
+        cur, mask = np.uint64(position.cur), np.uint64(position.mask)
+        wins = int(K.winning_cells(cur, mask, self.ctx) & K.playable(mask, self.ctx))
+        safe = int(K.non_losing_moves(cur, mask, self.ctx))
+        best, best_priority = None, None
+        for column in K.centre_order(self.width):
+            if position.column_height(column) >= self.height:
+                continue
+            cells = position.game.column_mask(column)
+            if wins & cells:
+                return column
+            priority = 0
+            if safe & cells:
+                priority = 1 + int(K.move_priority(cur, mask, np.uint64(safe & cells), position.moves,
+                                                   self.ctx))
+            if best_priority is None or priority > best_priority:
+                best, best_priority = column, priority
+        return best
+
+    def mate_distance(self, moves: int, score: int) -> int:
+        """UCI mate distance of a non-zero score at `moves` stones played (see module doc)."""
+        parity = moves & 1
+        if score > 0:
+            n = self.area + 1 - 2 * score  # stones before the winning move, or one more
+            if n & 1 != parity:
+                n -= 1
+            return (n - moves) // 2 + 1
+        n = self.area + 1 + 2 * score
+        if n & 1 == parity:
+            n -= 1
+        return -((n - moves + 1) // 2)
+
+
+SEARCHER_OPTIONS = (
+    Option("Hash", "spin", DEFAULT_HASH_MB, 1, 65536),
+    Option("OwnBook", "check", True),
+)
+
+
+class Connect4Searcher(Searcher):
+    """The solver behind the common interface: an exact score whenever the solve finishes."""
+
+    def __init__(self, game: Connect4Game, hash_mb: int = DEFAULT_HASH_MB, own_book: bool = True):
+        self.game = game
+        self.own_book = own_book
+        self.solver = Solver(game.width, game.height, hash_mb=hash_mb)
+        self._book_loaded = False
+
+    def set_option(self, name: str, value) -> None:
+        key = name.lower()
+        if key == "hash":
+            self.solver.set_hash(int(value))
+        elif key == "ownbook":
+            self.own_book = bool(value)
+            self._book_loaded = False
+        else:
+            raise KeyError(name)
+
+    def clear(self) -> None:
+        self.solver.reset()
+
+    def _ensure_book(self) -> None:
+        if self._book_loaded:
+            return
+        book = None
+        if self.own_book:
+            from engines.connect4.book import default_book
+
+            book = default_book(self.game.width, self.game.height)
+        self.solver.set_book(book)
+        self._book_loaded = True
+
+    def search(self, position: Connect4Position, limits: Limits = Limits(),
+               stop_flag: Optional[np.ndarray] = None,
+               on_info: Optional[Callable[[SearchInfo], None]] = None) -> SearchResult:
+        started = time.perf_counter()
+        solver = self.solver
+        if position.is_over():
+            return SearchResult(None, score=Score.mate(0))
+        self._ensure_book()
+        fallback = solver.heuristic_move(position)
+        deadline = _deadline(limits, position.side_to_move, started)
+        solver.ctx[K.C_STOP] = 0
+        watchdog = _Watchdog(solver, stop_flag, deadline)
+        watchdog.start()
+        try:
+            score = solver.solve(position, node_limit=limits.nodes or 0)
+            nodes = solver.nodes
+            best = pv = None
+            if score is not None:
+                best = solver.best_move(position, score)
+                nodes += solver.nodes
+            elapsed = int((time.perf_counter() - started) * 1000)
+            if best is None:
+                return SearchResult(fallback, nodes=nodes, time_ms=elapsed, stopped=True)
+            pv = [best]
+            after = position.play(best)
+            ponder = None
+            if not after.is_over() and not solver.aborted:
+                reply_score = solver.solve(after)
+                if reply_score is not None:
+                    ponder = solver.best_move(after, reply_score)
+                    if ponder is not None:
+                        pv.append(ponder)
+            result_score = self.uci_score(position, score)
+            info = SearchInfo(depth=self.game.width * self.game.height - position.moves,
+                              score=result_score, nodes=nodes, time_ms=elapsed, pv=pv,
+                              wdl=_wdl(score))
+            if on_info:
+                on_info(info)
+            return SearchResult(best, ponder, result_score, pv, info.depth, nodes, elapsed)
+        finally:
+            watchdog.finish()
+
+    def uci_score(self, position: Connect4Position, score: int) -> Score:
+        if score == 0:
+            return Score.cp(0, exact=True)
+        return Score.mate(self.solver.mate_distance(position.moves, score))
+
+
+def _wdl(score: int) -> tuple[int, int, int]:
+    return (1000, 0, 0) if score > 0 else (0, 1000, 0) if score == 0 else (0, 0, 1000)
+
+
+def _deadline(limits: Limits, side: int, started: float) -> Optional[float]:
+    if limits.infinite:
+        return None
+    if limits.movetime is not None:
+        return started + limits.movetime / 1000
+    remaining, increment = limits.clock_for(side)
+    if remaining is None:
+        return None
+    moves_to_go = limits.movestogo or 20
+    budget = remaining / moves_to_go + increment * 0.8
+    budget = max(1.0, min(budget, remaining * 0.5))
+    return started + budget / 1000
+
+
+class _Watchdog(threading.Thread):
+    """Stops the solver when the caller's flag is set or the deadline passes."""
+
+    def __init__(self, solver: Solver, external: Optional[np.ndarray], deadline: Optional[float]):
+        super().__init__(daemon=True)
+        self.solver, self.external, self.deadline = solver, external, deadline
+        self.done = threading.Event()
+
+    def run(self) -> None:
+        while not self.done.wait(0.001):
+            if (self.external is not None and self.external[0]) or (
+                    self.deadline is not None and time.perf_counter() >= self.deadline):
+                self.solver.request_stop()
+                return
+
+    def finish(self) -> None:
+        self.done.set()

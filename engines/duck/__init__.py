@@ -1,0 +1,1 @@
+"""Duck Chess (arrives with its own issue)."""

@@ -1,0 +1,1 @@
+"""Ultimate Tic-Tac-Toe (arrives with its own issue)."""

@@ -1,0 +1,1 @@
+"""stdin/stdout front-ends over one shared session, and the `mallard` command line."""

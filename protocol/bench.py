@@ -1,0 +1,119 @@
+"""`mallard bench ...`: benchmark tables (speed targets are met here, never in unit tests).
+
+`bench connect4` solves the public test sets through the Python API with a fresh table per
+position and prints, per set: positions, correct, mean and median time, mean nodes, Mnodes/s;
+with `--reference bitbully` it times BitBully's MTD(f) on the same positions in the same run.
+"""
+
+from __future__ import annotations
+
+import platform
+import statistics
+import sys
+import time
+from datetime import date
+from typing import TextIO
+
+from engines.connect4.book import default_book
+from engines.connect4.rules import Connect4Game
+from engines.connect4.solver import Solver
+from engines.connect4.testsets import TEST_SETS, load
+
+DEFAULT_LIMITS = {"Begin-Hard": 100}
+
+
+def _format_time(seconds: float) -> str:
+    if seconds < 1e-3:
+        return f"{seconds * 1e6:.1f} us"
+    if seconds < 1:
+        return f"{seconds * 1e3:.2f} ms"
+    return f"{seconds:.2f} s"
+
+
+def _bitbully_times(pairs, weak: bool, use_book: bool):
+    try:
+        from bitbully import bitbully_core
+    except ImportError:
+        raise SystemExit("--reference bitbully needs the `bitbully` package: pip install '.[bench]'")
+    solver = bitbully_core.BitBullyCore()
+    if use_book:
+        from bitbully_databases import BitBullyDatabases
+
+        solver.loadBook(BitBullyDatabases.get_database_path("12-ply-dist"))
+    times, correct = [], 0
+    for moves, expected in pairs:
+        board = bitbully_core.BoardCore()
+        if not board.play("".join(str(int(c) - 1) for c in moves)):
+            raise RuntimeError(f"BitBully rejected {moves}")
+        solver.resetTranspositionTable()
+        started = time.perf_counter()
+        value = solver.mtdf(board, 0)
+        times.append(time.perf_counter() - started)
+        if weak:
+            value, expected = (value > 0) - (value < 0), (expected > 0) - (expected < 0)
+        correct += value == expected
+    return times, correct
+
+
+def bench_connect4(sets, limit, use_book, weak, reference, out: TextIO = sys.stdout) -> int:
+    game = Connect4Game()
+    book = default_book(7, 6) if use_book else None
+    solver = Solver(book=book)
+    warm = game.parse_sequence("2252576253462244111563365343671351441")
+    solver.solve(warm)  # compile (or load the numba cache) outside the timings
+    mode = ("weak" if weak else "strong") + (", book" if book is not None else ", no book")
+    out.write(f"# mallard bench connect4 ({mode}, fresh table per position)\n")
+    out.write(f"# {platform.processor() or platform.machine()}, {_cpus()} cores, "
+              f"Python {platform.python_version()}, {date.today().isoformat()}\n")
+    header = ["set", "positions", "correct", "mean", "median", "mean nodes", "Mnodes/s"]
+    if reference:
+        header += ["bitbully mean", "correct", "time ratio"]
+    out.write(_table_row(header, header) + "\n" + _separator(header) + "\n")
+    failures = 0
+    for name in sets:
+        pairs = load(name, limit if limit is not None else DEFAULT_LIMITS.get(name))
+        times, nodes, correct = [], [], 0
+        for moves, expected in pairs:
+            position = game.parse_sequence(moves)
+            solver.reset()
+            started = time.perf_counter()
+            value = solver.solve(position, weak=weak)
+            times.append(time.perf_counter() - started)
+            nodes.append(solver.nodes)
+            if weak:
+                expected = (expected > 0) - (expected < 0)
+            correct += value == expected
+        failures += len(pairs) - correct
+        total_time = sum(times)
+        row = [name, str(len(pairs)), str(correct), _format_time(statistics.mean(times)),
+               _format_time(statistics.median(times)), f"{statistics.mean(nodes):,.0f}",
+               f"{sum(nodes) / total_time / 1e6:.2f}" if total_time else "-"]
+        if reference:
+            ref_times, ref_correct = _bitbully_times(pairs, weak, use_book)
+            row += [_format_time(statistics.mean(ref_times)), str(ref_correct),
+                    f"{total_time / sum(ref_times):.2f}"]
+        out.write(_table_row(row, header) + "\n")
+        out.flush()
+    return 1 if failures else 0
+
+
+def _cpus() -> int:
+    import os
+
+    return os.cpu_count() or 1
+
+
+def _width(index: int, title: str) -> int:
+    return max(len(title), 13 if index == 0 else 10)
+
+
+def _table_row(row, header) -> str:
+    return "| " + " | ".join(cell.ljust(_width(i, h)) for i, (cell, h) in enumerate(zip(row, header))) + " |"
+
+
+def _separator(header) -> str:
+    return "|" + "|".join("-" * (_width(i, h) + 2) for i, h in enumerate(header)) + "|"
+
+
+def all_set_names() -> list[str]:
+    return list(TEST_SETS)

@@ -1,0 +1,92 @@
+"""The `mallard` command line: subcommands `solve`, `bench`, `book` (argparse)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from protocol.bench import all_set_names
+
+
+def _solve(args) -> int:
+    from protocol import solve
+
+    return solve.run(sys.stdin, sys.stdout, sys.stderr, weak=args.weak, analyze=args.analyze,
+                     book=not args.no_book, stats=args.stats, width=args.width,
+                     height=args.height, hash_mb=args.hash)
+
+
+def _bench(args) -> int:
+    from protocol.bench import bench_connect4
+
+    sets = args.set or all_set_names()
+    return bench_connect4(sets, args.limit, not args.no_book, args.weak, args.reference)
+
+
+def _book_build(args) -> int:
+    from engines.connect4.book import build_book
+
+    def progress(level: int, done: int, total: int) -> None:
+        print(f"level {level}: {done}/{total} chunks", file=sys.stderr, flush=True)
+
+    path = build_book(args.width, args.height, args.depth, jobs=args.jobs, output=args.output,
+                      progress=progress)
+    print(path)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="mallard", description=__doc__)
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    solve = commands.add_parser("solve", help="Connect Four solver line protocol (stdin -> stdout)")
+    solve.add_argument("-w", "--weak", action="store_true", help="weak solve: print -1/0/1")
+    solve.add_argument("-a", "--analyze", action="store_true", help="score of every column")
+    solve.add_argument("--no-book", action="store_true", help="do not probe the opening book")
+    solve.add_argument("--stats", action="store_true", help="append nodes and microseconds")
+    solve.add_argument("--width", type=int, default=7)
+    solve.add_argument("--height", type=int, default=6)
+    solve.add_argument("--hash", type=int, default=128, metavar="MB", help="table size (MB)")
+    solve.set_defaults(run=_solve)
+
+    bench = commands.add_parser("bench", help="benchmark tables")
+    bench_games = bench.add_subparsers(dest="game", metavar="GAME", required=True)
+    c4 = bench_games.add_parser("connect4", help="the public Connect Four test sets")
+    c4.add_argument("--set", action="append", choices=all_set_names(), metavar="NAME",
+                    help=f"test set (repeatable; default all): {', '.join(all_set_names())}")
+    c4.add_argument("--limit", type=int, help="first N positions of each set "
+                                              "(default all, Begin-Hard 100)")
+    c4.add_argument("--no-book", action="store_true")
+    c4.add_argument("--weak", action="store_true")
+    c4.add_argument("--reference", choices=["bitbully"], help="time BitBully in the same run")
+    c4.set_defaults(run=_bench)
+
+    book = commands.add_parser("book", help="opening books")
+    book_commands = book.add_subparsers(dest="book_command", metavar="ACTION", required=True)
+    build = book_commands.add_parser("build", help="solve every position up to a depth")
+    build.add_argument("--depth", type=int, required=True)
+    build.add_argument("--width", type=int, default=7)
+    build.add_argument("--height", type=int, default=6)
+    build.add_argument("--jobs", type=int, default=1, help="worker processes")
+    build.add_argument("--output", help="book file (default: the cache directory)")
+    build.set_defaults(run=_book_build)
+    return parser
+
+
+def main(argv=None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "run", None):
+        parser.print_help()
+        return 0
+    try:
+        return args.run(args)
+    except (ValueError, KeyError) as error:
+        print(f"mallard: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

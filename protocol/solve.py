@@ -1,0 +1,47 @@
+"""`mallard solve`: the line protocol of Pascal Pons' `c4solver`, which existing harnesses drive.
+
+One position per input line (1-based column digits; an empty line is the empty board). Output per
+line: `<moves> <score>`; with analysis `<moves> s1 .. sW` (-1000 for a full column); weak solving
+prints the sign only; `--stats` appends `<nodes> <microseconds>`. A bad line prints
+`Line N: Invalid move M "<moves>" (reason)` on stderr and the run goes on.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TextIO
+
+from engines.base import MoveError
+from engines.connect4.book import default_book
+from engines.connect4.rules import Connect4Game
+from engines.connect4.solver import Solver
+
+
+def run(stdin: TextIO, stdout: TextIO, stderr: TextIO, *, weak: bool = False,
+        analyze: bool = False, book: bool = True, stats: bool = False, width: int = 7,
+        height: int = 6, hash_mb: int = 128) -> int:
+    game = Connect4Game(width, height)
+    solver = Solver(width, height, hash_mb=hash_mb,
+                    book=default_book(width, height) if book else None)
+    for number, raw in enumerate(stdin, 1):
+        line = raw.strip()
+        try:
+            position = game.parse_sequence(line)
+        except MoveError as error:
+            reason = str(error).split(": ", 1)[-1]
+            stderr.write(f'Line {number}: Invalid move {error.index} "{line}" ({reason})\n')
+            stderr.flush()
+            continue
+        started = time.perf_counter()
+        if analyze:
+            values = solver.analyze(position, weak=weak)
+            text = " ".join(str(v) for v in values)
+        else:
+            text = str(solver.solve(position, weak=weak))
+        micros = int((time.perf_counter() - started) * 1e6)
+        out = f"{line} {text}"
+        if stats:
+            out += f" {solver.nodes} {micros}"
+        stdout.write(out + "\n")
+        stdout.flush()
+    return 0

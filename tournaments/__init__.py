@@ -1,0 +1,1 @@
+"""Engine-vs-engine matches (referee, clocks, statistics, storage); arrives with its own issue."""
