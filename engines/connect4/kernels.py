@@ -11,16 +11,16 @@ after `n` stones scores (W*H + 1 - n) // 2, a loss is the negation, a draw 0.
 All state travels in three arrays, because numba passes every array field on every recursive
 call: `ctx` (int64) holds the counters, the options, the stop flag, the board geometry (bit masks
 stored as int64 bit patterns) and the per-ply move-order buffer (C_* indices); `tt` (uint64, 2*N
-words) holds the key, then `generation << 32 | move << 16 | (lower + 128) << 8 | (upper + 128)`
-(move: the column that last cut off or was best, 255 for none), so bumping the
+words) holds the key, then `generation << 32 | (lower + 128) << 8 | (upper + 128)`, so bumping the
 generation empties the table in O(1); `book` (uint64) holds n sorted canonical keys followed by
 their n scores biased by +128. Searches poll ctx[C_STOP] every 4096 nodes and unwind with
 ctx[C_ABORTED] = 1.
 """
 
 import numpy as np
+from llvmlite import ir
 from numba import njit
-from numba.core import types
+from numba.core import cgutils, types
 from numba.extending import intrinsic
 
 U1 = np.uint64(1)
@@ -30,13 +30,14 @@ U0 = np.uint64(0)
 C_NODES, C_ABORTED, C_NODE_LIMIT, C_GEN, C_BOOK_LO, C_BOOK_HI, C_ETC_EMPTY, C_PVS = 0, 1, 2, 3, 4, 5, 6, 7
 C_TT_BITS, C_STOP, C_BOOK_SIZE = 8, 9, 10
 # ctx indices: geometry
-C_W, C_H, C_BOTTOM, C_BOARD, C_ODD_ROWS, C_AREA, C_FOUR_WIDE = 16, 17, 18, 19, 20, 21, 22
+C_W, C_H, C_BOTTOM, C_BOARD, C_AREA, C_FOUR_WIDE = 16, 17, 18, 19, 21, 22
 C_ORDER = 32       # W entries: columns from the centre outwards
 C_COLUMN = 64      # W entries: mask of every cell of column c
-C_MOVE_BUFFER = 96  # (area + 1) * W entries: the sorted moves of each ply
+C_MOVE_BUFFER = 96  # 2 * (area + 1) * W entries: per ply the sorted moves, then each column's threats
 
 ABORT_POLL_MASK = 4095
 UNKNOWN = -1000  # analysis value of a full column; book miss
+UNKNOWN_THREATS = np.uint64(0xFFFFFFFFFFFFFFFF)  # winning cells never include sentinel bits
 NEVER = 1 << 30
 
 
@@ -47,6 +48,25 @@ def popcount(typingctx, x):
 
     def codegen(context, builder, signature, args):
         return builder.ctpop(args[0])
+
+    return sig, codegen
+
+
+@intrinsic
+def prefetch(typingctx, array, index):
+    """Hint the CPU to load array[index] into the cache (LLVM's prefetch; no effect on results)."""
+    sig = types.void(array, index)
+
+    def codegen(context, builder, signature, args):
+        array_type = signature.args[0]
+        view = context.make_array(array_type)(context, builder, args[0])
+        pointer = cgutils.get_item_pointer(context, builder, array_type, view, [args[1]])
+        byte_pointer = ir.IntType(8).as_pointer()
+        i32 = ir.IntType(32)
+        function_type = ir.FunctionType(ir.VoidType(), [byte_pointer, i32, i32, i32])
+        function = cgutils.get_or_insert_function(builder.module, function_type, "llvm.prefetch.p0")
+        builder.call(function, [builder.bitcast(pointer, byte_pointer), i32(0), i32(3), i32(1)])
+        return context.get_dummy_value()
 
     return sig, codegen
 
@@ -65,19 +85,16 @@ def make_context(width: int, height: int) -> np.ndarray:
     if width < 1 or height < 1 or width * (height + 1) > 64:
         raise ValueError(f"board {width}x{height} does not fit: width*(height+1) must be <= 64")
     area = width * height
-    ctx = np.zeros(C_MOVE_BUFFER + (area + 1) * width, dtype=np.int64)
+    ctx = np.zeros(C_MOVE_BUFFER + 2 * (area + 1) * width, dtype=np.int64)
     column_cells = (1 << height) - 1
-    bottom = board = odd_rows = 0
+    bottom = board = 0
     for c in range(width):
         base = c * (height + 1)
         bottom |= 1 << base
         board |= column_cells << base
-        for r in range(0, height, 2):
-            odd_rows |= 1 << (base + r)
         ctx[C_COLUMN + c] = _as_int64(column_cells << base)
     ctx[C_W], ctx[C_H], ctx[C_AREA] = width, height, area
     ctx[C_BOTTOM], ctx[C_BOARD] = _as_int64(bottom), _as_int64(board)
-    ctx[C_ODD_ROWS] = _as_int64(odd_rows)
     ctx[C_FOUR_WIDE] = 1 if width >= 4 else 0
     for i, c in enumerate(centre_order(width)):
         ctx[C_ORDER + i] = c
@@ -148,8 +165,13 @@ def can_win_next(cur, mask, ctx):
 @njit(cache=True, nogil=True, inline="always")
 def non_losing_moves(cur, mask, ctx):
     """Playable cells that do not let the opponent win at once (assumes no immediate win)."""
+    return non_losing_given(mask, winning_cells(cur ^ mask, mask, ctx), ctx)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def non_losing_given(mask, threats, ctx):
+    """`non_losing_moves` when the opponent's winning cells are already known."""
     possible = playable(mask, ctx)
-    threats = winning_cells(cur ^ mask, mask, ctx)
     forced = possible & threats
     if forced != U0:
         if (forced & (forced - U1)) != U0:
@@ -200,26 +222,21 @@ def _slot(key, bits):
     return np.int64((key * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(64 - bits))
 
 
-NO_MOVE = 255
-
-
 @njit(cache=True, nogil=True, inline="always")
 def tt_probe(tt, key, ctx):
-    """(lower, upper, move) stored for `key` in this generation, else (-128, 127, NO_MOVE)."""
+    """(lower, upper) bounds stored for `key` in this generation, else (-128, 127)."""
     i = _slot(key, ctx[C_TT_BITS]) * 2
     if tt[i] == key:
         data = tt[i + 1]
         if np.int64(data >> np.uint64(32)) == ctx[C_GEN]:
             return (np.int64((data >> np.uint64(8)) & np.uint64(255)) - 128,
-                    np.int64(data & np.uint64(255)) - 128,
-                    np.int64((data >> np.uint64(16)) & np.uint64(255)))
-    return -128, 127, NO_MOVE
+                    np.int64(data & np.uint64(255)) - 128)
+    return -128, 127
 
 
 @njit(cache=True, nogil=True, inline="always")
-def tt_store(tt, key, lower, upper, move, ctx):
-    """Store bounds for `key`, keeping the tighter of old and new when the key is already there
-    (and the old move when the new one is NO_MOVE)."""
+def tt_store(tt, key, lower, upper, ctx):
+    """Store bounds for `key`, keeping the tighter of old and new when the key is already there."""
     i = _slot(key, ctx[C_TT_BITS]) * 2
     if tt[i] == key:
         data = tt[i + 1]
@@ -230,26 +247,23 @@ def tt_store(tt, key, lower, upper, move, ctx):
                 lower = old_lower
             if old_upper < upper:
                 upper = old_upper
-            if move == NO_MOVE:
-                move = np.int64((data >> np.uint64(16)) & np.uint64(255))
     tt[i] = key
-    tt[i + 1] = ((np.uint64(ctx[C_GEN]) << np.uint64(32)) | (np.uint64(move) << np.uint64(16))
-                 | (np.uint64(lower + 128) << np.uint64(8)) | np.uint64(upper + 128))
+    tt[i + 1] = ((np.uint64(ctx[C_GEN]) << np.uint64(32)) | (np.uint64(lower + 128) << np.uint64(8))
+                 | np.uint64(upper + 128))
 
 
 @njit(cache=True, nogil=True, inline="always")
-def move_priority(cur, mask, move, moves, ctx):
-    """Ordering score: threats a move creates, those of the mover's own parity counted twice."""
-    threats = winning_cells(cur | move, mask | move, ctx)
-    odd = _bits(ctx, C_ODD_ROWS)
-    own = odd if (moves & 1) == 0 else (_bits(ctx, C_BOARD) ^ odd)
-    return np.int64(popcount(threats & own) * np.uint64(2) + popcount(threats & ~own))
+def move_priority(threats):
+    """Ordering score of a move: the winning cells the mover has after it (Pons' count; the
+    PVS client's weighting of same-parity threats measured worse, see the issue notes)."""
+    return np.int64(popcount(threats))
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def negamax(cur, mask, moves, alpha, beta, ctx, tt, book):
+def negamax(cur, mask, moves, alpha, beta, ctx, tt, book, opponent_threats):
     """Score of a position where the side to move cannot win at once, within (alpha, beta).
 
+    `opponent_threats` is the opponent's `winning_cells` when the caller knows it, else UNKNOWN_THREATS.
     Fail-soft at cut-offs: a returned value >= beta is a lower bound, <= alpha an upper bound.
     """
     ctx[C_NODES] += 1
@@ -259,7 +273,9 @@ def negamax(cur, mask, moves, alpha, beta, ctx, tt, book):
     if ctx[C_ABORTED] != 0:
         return 0
     area = ctx[C_AREA]
-    candidates = non_losing_moves(cur, mask, ctx)
+    if opponent_threats == UNKNOWN_THREATS:
+        opponent_threats = winning_cells(cur ^ mask, mask, ctx)
+    candidates = non_losing_given(mask, opponent_threats, ctx)
     if candidates == U0:
         return -((area - moves) // 2)
     if moves >= area - 2:
@@ -284,7 +300,7 @@ def negamax(cur, mask, moves, alpha, beta, ctx, tt, book):
         if alpha >= beta:
             return beta
     key = cur + mask
-    lower, upper, hash_move = tt_probe(tt, key, ctx)
+    lower, upper = tt_probe(tt, key, ctx)
     if lower > alpha:
         alpha = lower
         if alpha >= beta:
@@ -301,25 +317,16 @@ def negamax(cur, mask, moves, alpha, beta, ctx, tt, book):
     width = ctx[C_W]
     opponent = cur ^ mask
     original_alpha = alpha
-    best_column = NO_MOVE
-    # The table's move first: when it cuts off, ordering the others is never needed.
-    first = U0
-    if hash_move != NO_MOVE:
-        first = candidates & _bits(ctx, C_COLUMN + hash_move)
-    if first != U0:
-        score = -negamax(opponent, mask | first, moves + 1, -beta, -alpha, ctx, tt, book)
-        if ctx[C_ABORTED] != 0:
-            return 0
-        if score >= beta:
-            tt_store(tt, key, score, 127, hash_move, ctx)
-            return score
-        if score > alpha:
-            alpha = score
-            best_column = hash_move
-        candidates ^= first
-
+    # Fetch the children's table slots early: the ETC checks below and the children's own
+    # probes then find them in the cache.
+    bits = ctx[C_TT_BITS]
+    for i in range(width):
+        move = candidates & _bits(ctx, C_COLUMN + i)
+        if move != U0:
+            prefetch(tt, _slot(opponent + (mask | move), bits) * 2)
     use_etc = area - moves >= ctx[C_ETC_EMPTY]
     row = C_MOVE_BUFFER + moves * width
+    row_threats = C_MOVE_BUFFER + (area + 1 + moves) * width
     single = (candidates & (candidates - U1)) == U0
     count = 0
     for i in range(width):
@@ -327,12 +334,11 @@ def negamax(cur, mask, moves, alpha, beta, ctx, tt, book):
         move = candidates & _bits(ctx, C_COLUMN + column)
         if move == U0:
             continue
-        if use_etc:
-            child_lower, child_upper, child_move = tt_probe(tt, opponent + (mask | move), ctx)
-            if -child_upper >= beta:
-                tt_store(tt, key, -child_upper, 127, column, ctx)
-                return -child_upper
-        priority = 0 if single else move_priority(cur, mask, move, moves, ctx)
+        priority = 0
+        if not single:
+            threats = winning_cells(cur | move, mask | move, ctx)
+            ctx[row_threats + column] = np.int64(threats)
+            priority = move_priority(threats)
         packed = (priority << 12) | ((width - i) << 6) | column
         j = count
         while j > 0 and ctx[row + j - 1] < packed:
@@ -341,28 +347,37 @@ def negamax(cur, mask, moves, alpha, beta, ctx, tt, book):
         ctx[row + j] = packed
         count += 1
 
+    if use_etc:
+        for n in range(count):
+            column = ctx[row + n] & 63
+            _, child_upper = tt_probe(
+                tt, opponent + (mask | (candidates & _bits(ctx, C_COLUMN + column))), ctx)
+            if -child_upper >= beta:
+                tt_store(tt, key, -child_upper, 127, ctx)
+                return -child_upper
+
     for n in range(count):
         column = ctx[row + n] & 63
         move = candidates & _bits(ctx, C_COLUMN + column)
         child_mask = mask | move
-        if (n > 0 or first != U0) and ctx[C_PVS] != 0 and beta - alpha > 1:
-            score = -negamax(opponent, child_mask, moves + 1, -alpha - 1, -alpha, ctx, tt, book)
+        known = UNKNOWN_THREATS if single else np.uint64(ctx[row_threats + column])
+        if n > 0 and ctx[C_PVS] != 0 and beta - alpha > 1:
+            score = -negamax(opponent, child_mask, moves + 1, -alpha - 1, -alpha, ctx, tt, book, known)
             if score > alpha and score < beta:
-                score = -negamax(opponent, child_mask, moves + 1, -beta, -score, ctx, tt, book)
+                score = -negamax(opponent, child_mask, moves + 1, -beta, -score, ctx, tt, book, known)
         else:
-            score = -negamax(opponent, child_mask, moves + 1, -beta, -alpha, ctx, tt, book)
+            score = -negamax(opponent, child_mask, moves + 1, -beta, -alpha, ctx, tt, book, known)
         if ctx[C_ABORTED] != 0:
             return 0
         if score >= beta:
-            tt_store(tt, key, score, 127, column, ctx)
+            tt_store(tt, key, score, 127, ctx)
             return score
         if score > alpha:
             alpha = score
-            best_column = column
     if alpha > original_alpha:
-        tt_store(tt, key, alpha, alpha, best_column, ctx)
+        tt_store(tt, key, alpha, alpha, ctx)
     else:
-        tt_store(tt, key, -128, alpha, NO_MOVE, ctx)
+        tt_store(tt, key, -128, alpha, ctx)
     return alpha
 
 
@@ -387,14 +402,14 @@ def solve_position(cur, mask, moves, weak, ctx, tt, book):
         lo = -1
         hi = 1
     if ctx[C_PVS] != 0 and not weak:
-        return negamax(cur, mask, moves, lo, hi, ctx, tt, book)
+        return negamax(cur, mask, moves, lo, hi, ctx, tt, book, UNKNOWN_THREATS)
     while lo < hi:
         med = lo + (hi - lo) // 2
         if med <= 0 and _half_toward_zero(lo) < med:
             med = _half_toward_zero(lo)
         elif med >= 0 and _half_toward_zero(hi) > med:
             med = _half_toward_zero(hi)
-        r = negamax(cur, mask, moves, med, med + 1, ctx, tt, book)
+        r = negamax(cur, mask, moves, med, med + 1, ctx, tt, book, UNKNOWN_THREATS)
         if ctx[C_ABORTED] != 0:
             return 0
         if r <= med:

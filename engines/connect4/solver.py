@@ -21,7 +21,7 @@ from engines.connect4 import kernels as K
 from engines.connect4.rules import Connect4Game, Connect4Position
 
 DEFAULT_HASH_MB = 128
-ETC_MIN_EMPTY = 18  # enhanced transposition cut-offs pay only high in the tree (measured)
+ETC_MIN_EMPTY = 14  # below this, enhanced transposition cut-offs cost more than they save (measured)
 BYTES_PER_ENTRY = 16
 
 
@@ -144,7 +144,8 @@ class Solver:
         cur, mask = np.uint64(child.cur), np.uint64(child.mask)
         if K.can_win_next(cur, mask, self.ctx):
             return -((self.area - position.moves) // 2) >= score
-        value = K.negamax(cur, mask, child.moves, -score, -score + 1, self.ctx, self.tt, self.book_array)
+        value = K.negamax(cur, mask, child.moves, -score, -score + 1, self.ctx, self.tt, self.book_array,
+                          K.UNKNOWN_THREATS)
         return -value >= score
 
     def best_move(self, position: Connect4Position, score: int) -> Optional[int]:
@@ -174,8 +175,8 @@ class Solver:
                 return column
             priority = 0
             if safe & cells:
-                priority = 1 + int(K.move_priority(cur, mask, np.uint64(safe & cells), position.moves,
-                                                   self.ctx))
+                move = np.uint64(safe & cells)
+                priority = 1 + int(K.move_priority(K.winning_cells(cur | move, mask | move, self.ctx)))
             if best_priority is None or priority > best_priority:
                 best, best_priority = column, priority
         return best

@@ -1,0 +1,250 @@
+import random
+import threading
+import time
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from engines.base import Limits, new_stop_flag
+from engines.connect4 import kernels as K
+from engines.connect4.rules import Connect4Game
+from engines.connect4.solver import Solver
+from engines.connect4.testsets import TEST_SETS, load
+
+from .oracle import columns_of, minimax, move_scores
+
+GAME = Connect4Game()
+SAMPLE_STEP = {"End-Easy": 10, "Middle-Easy": 10, "Middle-Medium": 25, "Begin-Easy": 10,
+               "Begin-Medium": 100}
+
+
+@pytest.fixture(scope="module")
+def solver():
+    return Solver(hash_mb=64)
+
+
+@pytest.mark.parametrize("name", [n for n in TEST_SETS if n != "Begin-Hard"])
+def test_test_set_sample_strong_and_weak(solver, name):
+    for moves, expected in load(name)[::SAMPLE_STEP[name]]:
+        position = GAME.parse_sequence(moves)
+        solver.reset()
+        assert solver.solve(position) == expected, moves
+        solver.reset()
+        assert solver.solve(position, weak=True) == (expected > 0) - (expected < 0), moves
+
+
+def test_begin_hard_sample_with_book(book_solver):
+    for moves, expected in load("Begin-Hard")[::50]:
+        position = GAME.parse_sequence(moves)
+        if position.moves == 13:
+            continue  # beyond the 12-ply book: minutes without it; covered by the slow test
+        book_solver.reset()
+        assert book_solver.solve(position) == expected, moves
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", list(TEST_SETS))
+def test_whole_test_sets(book_solver, name):
+    for moves, expected in load(name):
+        book_solver.reset()
+        assert book_solver.solve(GAME.parse_sequence(moves)) == expected, moves
+
+
+def test_analysis_equals_solving_each_child(solver):
+    rng = random.Random(7)
+    for moves, _ in rng.sample(load("Middle-Easy"), 15):
+        position = GAME.parse_sequence(moves)
+        solver.reset()
+        scores = solver.analyze(position)
+        for column in range(7):
+            if position.column_height(column) == 6:
+                assert scores[column] == K.UNKNOWN
+                continue
+            child = position.play(column)
+            if child.winner is not None:
+                expected = (42 + 1 - position.moves) // 2
+            else:
+                solver.reset()
+                expected = -solver.solve(child)
+            assert scores[column] == expected
+        solver.reset()
+        assert max(scores) == solver.solve(position)
+
+
+def test_empty_board_column_scores_with_book(book_solver):
+    book_solver.reset()
+    assert book_solver.analyze(GAME.start_position()) == [-2, -1, 0, 1, 0, -1, -2]
+    assert book_solver.solve(GAME.start_position()) == 1
+
+
+def test_full_board_and_finished_game(solver):
+    rng = random.Random(3)
+    while True:  # find a drawn full board
+        position = GAME.start_position()
+        while not position.is_over():
+            position = position.play(rng.choice(position.legal_moves()))
+        if position.winner is None:
+            break
+    assert solver.solve(position) == 0
+    assert solver.analyze(position) == [K.UNKNOWN] * 7
+    won = GAME.parse_position("7/7/P6/Pp5/Pp5/Pp5 b")
+    with pytest.raises(ValueError):
+        solver.solve(won)
+
+
+# --- small boards against the plain minimax oracle -------------------------------------------
+
+def _random_position(data, game, min_moves, max_moves):
+    width, height = game.width, game.height
+    target = data.draw(st.integers(min_moves, max_moves))
+    position, sequence = game.start_position(), []
+    for _ in range(target):
+        legal = [c for c in position.legal_moves() if position.play(c).winner is None]
+        if not legal:
+            break
+        column = data.draw(st.sampled_from(legal))
+        position = position.play(column)
+        sequence.append(column)
+    return position, columns_of(sequence, width)
+
+
+BOARDS = [(4, 4, 0), (5, 4, 4), (4, 5, 4), (6, 5, 16)]
+
+
+@pytest.mark.parametrize("width, height, min_moves", BOARDS)
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_small_boards_match_minimax(width, height, min_moves, data):
+    game = Connect4Game(width, height)
+    position, columns = _random_position(data, game, min_moves, width * height - 1)
+    if position.is_over():
+        return
+    solver = _small_solver(width, height)
+    solver.reset()
+    assert solver.solve(position) == minimax(columns, width, height)
+    solver.reset()
+    expected = move_scores(columns, width, height)
+    assert solver.analyze(position) == [K.UNKNOWN if s is None else s for s in expected]
+    solver.reset()
+    weak = solver.solve(position, weak=True)
+    truth = minimax(columns, width, height)
+    assert weak == (truth > 0) - (truth < 0)
+    solver.reset()
+    best = solver.best_move(position, solver.solve(position))
+    assert expected[best] == max(s for s in expected if s is not None)
+    ties = [c for c in K.centre_order(width) if expected[c] == expected[best]]
+    assert best == ties[0]  # centre first among equals
+
+
+_SMALL = {}
+
+
+def _small_solver(width, height):
+    if (width, height) not in _SMALL:
+        _SMALL[(width, height)] = Solver(width, height, hash_mb=4)
+    return _SMALL[(width, height)]
+
+
+def test_four_by_four_start_is_a_draw():
+    assert _small_solver(4, 4).solve(Connect4Game(4, 4).start_position()) == 0 == minimax(
+        ((),) * 4, 4, 4)
+
+
+# --- stopping, limits, mate scores, searcher -------------------------------------------------
+
+def test_stop_from_another_thread_is_prompt():
+    solver = Solver(hash_mb=16)
+    position = GAME.start_position()  # minutes of work without the book
+    result = {}
+
+    def run():
+        result["value"] = solver.solve(position)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    time.sleep(0.3)
+    asked = time.perf_counter()
+    solver.request_stop()
+    thread.join(5)
+    assert not thread.is_alive()
+    assert time.perf_counter() - asked < 0.05
+    assert result["value"] is None and solver.aborted
+
+
+def test_node_limit():
+    solver = Solver(hash_mb=16)
+    assert solver.solve(GAME.start_position(), node_limit=20000) is None
+    assert solver.nodes < 30000
+
+
+def test_search_runs_with_the_gil_released():
+    solver = Solver(hash_mb=16)
+    thread = threading.Thread(target=solver.solve, args=(GAME.start_position(),))
+    thread.start()
+    counter, deadline = 0, time.perf_counter() + 0.3
+    while time.perf_counter() < deadline:
+        counter += 1
+    solver.request_stop()
+    thread.join()
+    assert counter > 100000  # the main thread kept running Python while the search ran
+
+
+@pytest.mark.parametrize("moves, score, mate", [
+    (0, 1, 21), (1, 1, 21), (40, 1, 1), (41, 1, 1), (39, -1, -1), (0, -1, -21), (2, 18, 3),
+    (3, -19, -1), (4, -18, -2),
+])
+def test_mate_distance(moves, score, mate):
+    solver = Solver(hash_mb=1)
+    assert solver.mate_distance(moves, score) == mate
+
+
+def test_mate_distance_matches_game_length():
+    """Playing the solver's best moves from both sides ends exactly when the score says."""
+    solver = Solver(hash_mb=16)
+    position = GAME.parse_sequence("2252576253462244111563365343")
+    score = solver.solve(position)
+    mate = solver.mate_distance(position.moves, score)
+    start_side, start_moves = position.side_to_move, position.moves
+    while not position.is_over():
+        position = position.play(solver.best_move(position, solver.solve(position)))
+    assert position.winner == (start_side if mate > 0 else 1 - start_side)
+    mover_moves = (position.moves - start_moves + 1) // 2 if mate > 0 else (position.moves - start_moves) // 2
+    assert abs(mate) == mover_moves
+
+
+def test_searcher_reports_exact_result(book_solver):
+    searcher = GAME.new_searcher(hash_mb=16)
+    infos = []
+    position = GAME.parse_sequence("2252576253462244111563365343671351441")
+    result = searcher.search(position, Limits(), None, infos.append)
+    # score -1 at 37 stones: the first player wins with the move after 40 stones, so the side
+    # to move plays 2 more moves (stones 38 and 40 are the opponent's).
+    assert result.score.kind == "mate" and result.score.value == -2 and not result.stopped
+    assert result.best_move in position.legal_moves() and infos and infos[-1].score == result.score
+    position = GAME.parse_sequence("4444")
+    result = searcher.search(position, Limits(movetime=5000))
+    assert not result.stopped
+    book_solver.reset()
+    scores = book_solver.analyze(position)
+    assert scores[result.best_move] == max(scores)
+    assert [c for c in K.centre_order(7) if scores[c] == max(scores)][0] == result.best_move
+
+
+def test_searcher_stops_on_flag_and_movetime():
+    searcher = GAME.new_searcher(hash_mb=16, own_book=False)
+    flag = new_stop_flag()
+    started = time.perf_counter()
+    result = searcher.search(GAME.start_position(), Limits(movetime=200), flag)
+    assert time.perf_counter() - started < 1.0
+    assert result.stopped and result.best_move == 3
+    flag[0] = 1
+    result = searcher.search(GAME.parse_sequence("4"), Limits(infinite=True), flag)
+    assert result.stopped and result.best_move in range(7)
+
+
+def test_searcher_on_finished_game():
+    searcher = GAME.new_searcher(hash_mb=1)
+    result = searcher.search(GAME.parse_position("7/7/P6/Pp5/Pp5/Pp5 b"), Limits())
+    assert result.best_move is None and result.score.kind == "mate" and result.score.value == 0
