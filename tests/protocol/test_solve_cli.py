@@ -1,0 +1,70 @@
+"""`mallard solve` in a real process: byte-identical output to the reference solver's format."""
+
+import subprocess
+import sys
+
+import pytest
+
+from engines.connect4.testsets import load
+
+
+def run_solve(stdin: str, *args: str):
+    process = subprocess.run([sys.executable, "-m", "protocol.cli", "solve", *args], input=stdin,
+                             capture_output=True, text=True, timeout=300)
+    return process.returncode, process.stdout, process.stderr
+
+
+def test_strong_output_is_byte_identical_on_a_sample():
+    lines = []
+    for name, step in (("End-Easy", 50), ("Middle-Easy", 50), ("Middle-Medium", 100),
+                       ("Begin-Easy", 50), ("Begin-Medium", 250), ("Begin-Hard", 100)):
+        lines += [(m, s) for m, s in load(name)[::step] if len(m) != 13]
+    code, out, err = run_solve("".join(m + "\n" for m, _ in lines))
+    assert code == 0 and err == ""
+    assert out == "".join(f"{m} {s}\n" for m, s in lines)
+
+
+def test_weak_analysis_stats_and_empty_line():
+    code, out, _ = run_solve("\n4453\n", "-a")
+    assert out == " -2 -1 0 1 0 -1 -2\n4453 -5 -5 -2 -3 -4 -2 -2\n"
+    code, out, _ = run_solve("4453\n\n", "-w")
+    assert out == "4453 -1\n 1\n"
+    code, out, _ = run_solve("2252576253462244111563365343671351441\n", "--stats", "--no-book")
+    moves, score, nodes, micros = out.split()
+    assert (moves, score) == ("2252576253462244111563365343671351441", "-1")
+    assert int(nodes) > 0 and int(micros) >= 0
+
+
+def test_analysis_marks_full_columns():
+    code, out, _ = run_solve("444444\n", "-a")
+    assert out.split()[4] == "-1000"
+
+
+def test_invalid_lines_report_and_continue():
+    stdin = "12x4\n4\n4444444\n1212121\n9\n44\n"
+    code, out, err = run_solve(stdin)
+    assert code == 0
+    assert out.splitlines()[0].startswith("4 ") and out.splitlines()[1].startswith("44 ")
+    assert len(out.splitlines()) == 2
+    errors = err.splitlines()
+    assert errors[0].startswith('Line 1: Invalid move 3 "12x4"')
+    assert errors[1].startswith('Line 3: Invalid move 7 "4444444"')
+    assert errors[2].startswith('Line 4: Invalid move 7 "1212121"')
+    assert errors[3].startswith('Line 5: Invalid move 1 "9"')
+
+
+def test_other_board_size():
+    code, out, _ = run_solve("\n11\n", "--width", "4", "--height", "4", "--no-book")
+    assert out == " 0\n11 0\n"
+
+
+def test_unsupported_board_size_is_a_clear_error():
+    code, out, err = run_solve("\n", "--width", "9", "--height", "7")
+    assert code == 2 and "not supported" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("argv", [["bench"], ["book"], ["bench", "connect4", "--set", "nope"]])
+def test_bad_command_lines_exit_with_usage(argv):
+    process = subprocess.run([sys.executable, "-m", "protocol.cli", *argv], capture_output=True,
+                             text=True, timeout=60)
+    assert process.returncode == 2 and "usage" in process.stderr
