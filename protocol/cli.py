@@ -24,13 +24,17 @@ def _bench(args) -> int:
 
 
 def _book_build(args) -> int:
-    from engines.connect4.book import build_book
+    from engines.connect4.book import BITBULLY_FILE, bitbully_book, build_book, cache_dir
 
     def progress(level: int, done: int, total: int) -> None:
         print(f"level {level}: {done}/{total} chunks", file=sys.stderr, flush=True)
 
+    base = None
+    if not args.no_base and (args.width, args.height) == (7, 6) and args.depth < 12:
+        if bitbully_book() is not None:  # converts and caches it on first use
+            base = cache_dir() / BITBULLY_FILE
     path = build_book(args.width, args.height, args.depth, jobs=args.jobs, output=args.output,
-                      progress=progress)
+                      base=base, progress=progress)
     print(path)
     return 0
 
@@ -69,6 +73,8 @@ def build_parser() -> argparse.ArgumentParser:
     build.add_argument("--height", type=int, default=6)
     build.add_argument("--jobs", type=int, default=1, help="worker processes")
     build.add_argument("--output", help="book file (default: the cache directory)")
+    build.add_argument("--no-base", action="store_true",
+                       help="for 7x6, do not search with BitBully's 12-ply book while building")
     build.set_defaults(run=_book_build)
     return parser
 

@@ -1,15 +1,20 @@
 """Connect Four opening books: the format the search probes, BitBully's 12-ply database, and the
 builder of the project's own books for any board size.
 
-A `Book` covers the positions with `min_depth`..`max_depth` stones in which the side to move cannot
-win at once. Its `array` (uint64) holds the n sorted canonical keys (see `kernels.canonical_key`)
-followed by their n Pons scores biased by +128; the search binary-searches it.
+A `Book` covers the positions whose stone counts are set in `depth_mask` (bit d: d stones) and in
+which the side to move cannot win at once. Its `array` (uint64) holds the n sorted canonical keys
+(see `kernels.canonical_key`) followed by their n Pons scores biased by +128; the search
+binary-searches it at those depths only.
 
 Files live in the cache directory (`$MALLARD_CACHE`, else `~/.cache/mallard`):
 - `bitbully-12ply-7x6.npz`: BitBully's database converted on first use (from the installed
   `bitbully-databases` package; nothing is downloaded);
 - `book-WxH-dN.npz`: books made by `build_book`, with `build-WxH-dN/` holding the finished chunks
   of an unfinished build so that running it again resumes.
+
+The package ships one small book of its own, `data/book-7x6-d4.npz` (every position with up to 4
+stones, solved with BitBully's book by `mallard book build --depth 4`), so that the first plies
+do not have to search down to ply 12.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from engines.connect4 import book_kernels as BK
 from engines.connect4 import kernels as K
 
 BITBULLY_FILE = "bitbully-12ply-7x6.npz"
+SHIPPED_BOOKS = {(7, 6): "book-7x6-d4.npz"}
 CHUNK = 2000
 
 
@@ -33,16 +39,19 @@ CHUNK = 2000
 class Book:
     width: int
     height: int
-    min_depth: int
-    max_depth: int
+    depth_mask: int
     array: np.ndarray
 
     @property
     def size(self) -> int:
         return self.array.shape[0] // 2
 
+    @property
+    def depths(self) -> list[int]:
+        return [d for d in range(64) if self.depth_mask >> d & 1]
+
     @classmethod
-    def from_entries(cls, width, height, min_depth, max_depth, keys, scores) -> "Book":
+    def from_entries(cls, width, height, depths, keys, scores) -> "Book":
         keys = np.asarray(keys, dtype=np.uint64)
         order = np.argsort(keys, kind="stable")
         keys = keys[order]
@@ -50,7 +59,24 @@ class Book:
         if keys.size and np.any(keys[1:] == keys[:-1]):
             raise ValueError("book has duplicate keys")
         array = np.concatenate([keys, (scores + 128).astype(np.uint64)])
-        return cls(width, height, min_depth, max_depth, array)
+        return cls(width, height, sum(1 << d for d in set(depths)), array)
+
+    @classmethod
+    def merge(cls, books: list["Book"]) -> Optional["Book"]:
+        """One book probing everything the given books hold (the first wins on a shared key)."""
+        books = [b for b in books if b is not None]
+        if not books:
+            return None
+        if len(books) == 1:
+            return books[0]
+        keys = np.concatenate([b.keys() for b in books])
+        scores = np.concatenate([b.scores() for b in books])
+        keys, first = np.unique(keys, return_index=True)
+        merged = cls.from_entries(books[0].width, books[0].height, [], keys, scores[first])
+        merged.depth_mask = 0
+        for b in books:
+            merged.depth_mask |= b.depth_mask
+        return merged
 
     def keys(self) -> np.ndarray:
         return self.array[: self.size]
@@ -62,19 +88,18 @@ class Book:
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(path.name + ".tmp.npz")
-        np.savez(tmp, meta=np.array([self.width, self.height, self.min_depth, self.max_depth]),
-                 array=self.array)
+        np.savez(tmp, meta=np.array([self.width, self.height, self.depth_mask]), array=self.array)
         os.replace(tmp, path)
 
     @classmethod
     def load(cls, path: Path) -> "Book":
         with np.load(path) as data:
-            width, height, lo, hi = (int(x) for x in data["meta"])
-            return cls(width, height, lo, hi, data["array"])
+            width, height, depth_mask = (int(x) for x in data["meta"])
+            return cls(width, height, depth_mask, data["array"])
 
     def lookup(self, position) -> Optional[int]:
         """The stored score of a position, or None."""
-        if not self.min_depth <= position.moves <= self.max_depth:
+        if not self.depth_mask >> position.moves & 1:
             return None
         ctx = K.make_context(self.width, self.height)
         ctx[K.C_BOOK_SIZE] = self.size
@@ -126,7 +151,7 @@ def convert_bitbully(path: Optional[Path] = None) -> Optional[Book]:
     keys = np.empty(codes.size, dtype=np.uint64)
     scores = np.empty(codes.size, dtype=np.int64)
     n = BK.decode_bitbully(codes, values, ctx, keys, scores)
-    return Book.from_entries(7, 6, 12, 12, keys[:n], scores[:n])
+    return Book.from_entries(7, 6, [12], keys[:n], scores[:n])
 
 
 def built_book_path(width: int, height: int, depth: int) -> Path:
@@ -147,14 +172,24 @@ def find_built_book(width: int, height: int) -> Optional[Path]:
     return best
 
 
+def shipped_book(width: int, height: int) -> Optional[Book]:
+    name = SHIPPED_BOOKS.get((width, height))
+    if name is None:
+        return None
+    from importlib.resources import as_file, files
+
+    with as_file(files("engines.connect4").joinpath("data", name)) as path:
+        return Book.load(path) if path.exists() else None
+
+
 def default_book(width: int, height: int) -> Optional[Book]:
-    """The book the engine uses: BitBully's for 7x6, else our own deepest built book."""
+    """The book the engine uses: our deepest built book for the size, the shipped shallow book,
+    and for 7x6 BitBully's 12-ply database, merged."""
+    built = find_built_book(width, height)
+    books = [Book.load(built) if built else None, shipped_book(width, height)]
     if (width, height) == (7, 6):
-        book = bitbully_book()
-        if book is not None:
-            return book
-    path = find_built_book(width, height)
-    return Book.load(path) if path else None
+        books.append(bitbully_book())
+    return Book.merge(books)
 
 
 # --- building our own books ------------------------------------------------------------------
@@ -180,11 +215,11 @@ def enumerate_levels(width: int, height: int, depth: int) -> list[tuple[np.ndarr
 _worker_solver = None
 
 
-def _init_worker(width: int, height: int, book_path: Optional[str], hash_mb: int) -> None:
+def _init_worker(width: int, height: int, book_paths: list[str], hash_mb: int) -> None:
     global _worker_solver
     from engines.connect4.solver import Solver
 
-    book = Book.load(Path(book_path)) if book_path else None
+    book = Book.merge([Book.load(Path(p)) for p in book_paths])
     _worker_solver = Solver(width, height, hash_mb=hash_mb, book=book)
 
 
@@ -197,11 +232,12 @@ def _solve_chunk(curs: np.ndarray, masks: np.ndarray, moves: int) -> np.ndarray:
 
 
 def build_book(width: int, height: int, depth: int, jobs: int = 1,
-               output: Optional[Path] = None, hash_mb: int = 64,
+               output: Optional[Path] = None, hash_mb: int = 64, base: Optional[Path] = None,
                progress: Optional[Callable[[int, int, int], None]] = None) -> Path:
     """Solve every probe-worthy position with 0..`depth` stones, deepest level first (each level's
-    search probes the levels below it), in `jobs` worker processes. Finished chunks are kept in a
-    work directory, so an interrupted build resumes. Returns the path of the book file.
+    search probes the levels below it and the `base` book file, if any), in `jobs` worker
+    processes. Finished chunks are kept in a work directory, so an interrupted build resumes.
+    Returns the path of the book file (which holds only the levels built here).
     `progress(level, chunks_done, chunks_total)` is called as chunks finish."""
     K.make_context(width, height)  # validates the size
     if depth < 0 or depth >= width * height:
@@ -224,9 +260,11 @@ def build_book(width: int, height: int, depth: int, jobs: int = 1,
         if progress:
             progress(level, done, len(chunks))
         if todo:
-            book_path = str(partial_path) if all_keys else None
+            book_paths = [str(partial_path)] if all_keys else []
+            if base is not None:
+                book_paths.append(str(base))
             with ProcessPoolExecutor(max_workers=max(1, jobs), initializer=_init_worker,
-                                     initargs=(width, height, book_path, hash_mb)) as pool:
+                                     initargs=(width, height, book_paths, hash_mb)) as pool:
                 futures = {pool.submit(_solve_chunk, curs[a:b], masks[a:b], level): i
                            for i, (a, b) in ((i, chunks[i]) for i in todo)}
                 for future in as_completed(futures):
@@ -242,7 +280,7 @@ def build_book(width: int, height: int, depth: int, jobs: int = 1,
                                  for i in range(len(chunks))]) if chunks else np.zeros(0, np.int64)
         all_keys.append(curs + masks)
         all_scores.append(scores)
-        Book.from_entries(width, height, level, depth, np.concatenate(all_keys),
+        Book.from_entries(width, height, range(level, depth + 1), np.concatenate(all_keys),
                           np.concatenate(all_scores)).save(partial_path)
     book = Book.load(partial_path)
     book.save(output)

@@ -27,7 +27,7 @@ U1 = np.uint64(1)
 U0 = np.uint64(0)
 
 # ctx indices: counters and options
-C_NODES, C_ABORTED, C_NODE_LIMIT, C_GEN, C_BOOK_LO, C_BOOK_HI, C_ETC_EMPTY, C_PVS = 0, 1, 2, 3, 4, 5, 6, 7
+C_NODES, C_ABORTED, C_NODE_LIMIT, C_GEN, C_BOOK_DEPTHS, C_ETC_EMPTY, C_PVS = 0, 1, 2, 3, 4, 6, 7
 C_TT_BITS, C_STOP, C_BOOK_SIZE = 8, 9, 10
 # ctx indices: geometry
 C_W, C_H, C_BOTTOM, C_BOARD, C_AREA, C_FOUR_WIDE = 16, 17, 18, 19, 21, 22
@@ -99,7 +99,7 @@ def make_context(width: int, height: int) -> np.ndarray:
     for i, c in enumerate(centre_order(width)):
         ctx[C_ORDER + i] = c
     ctx[C_GEN] = 1
-    ctx[C_BOOK_LO], ctx[C_BOOK_HI] = 1, 0
+    ctx[C_BOOK_DEPTHS] = 0  # bit d set: the book holds positions with d stones
     ctx[C_ETC_EMPTY] = NEVER
     return ctx
 
@@ -309,7 +309,7 @@ def negamax(cur, mask, moves, alpha, beta, ctx, tt, book, opponent_threats):
         beta = upper
         if alpha >= beta:
             return beta
-    if ctx[C_BOOK_LO] <= moves and moves <= ctx[C_BOOK_HI]:
+    if (ctx[C_BOOK_DEPTHS] >> moves) & 1:
         value = book_lookup(canonical_key(key, ctx), book, ctx)
         if value != UNKNOWN:
             return value
@@ -387,6 +387,18 @@ def _half_toward_zero(x):
 
 
 @njit(cache=True, nogil=True)
+def next_probe(lo, hi):
+    """The null-window test value that narrows [lo, hi]: the middle, pulled towards zero so that
+    the sign is settled first."""
+    med = lo + (hi - lo) // 2
+    if med <= 0 and _half_toward_zero(lo) < med:
+        med = _half_toward_zero(lo)
+    elif med >= 0 and _half_toward_zero(hi) > med:
+        med = _half_toward_zero(hi)
+    return med
+
+
+@njit(cache=True, nogil=True)
 def solve_position(cur, mask, moves, weak, ctx, tt, book):
     """Exact score (weak: a value whose sign is exact) of a non-terminal position.
 
@@ -404,11 +416,7 @@ def solve_position(cur, mask, moves, weak, ctx, tt, book):
     if ctx[C_PVS] != 0 and not weak:
         return negamax(cur, mask, moves, lo, hi, ctx, tt, book, UNKNOWN_THREATS)
     while lo < hi:
-        med = lo + (hi - lo) // 2
-        if med <= 0 and _half_toward_zero(lo) < med:
-            med = _half_toward_zero(lo)
-        elif med >= 0 and _half_toward_zero(hi) > med:
-            med = _half_toward_zero(hi)
+        med = next_probe(lo, hi)
         r = negamax(cur, mask, moves, med, med + 1, ctx, tt, book, UNKNOWN_THREATS)
         if ctx[C_ABORTED] != 0:
             return 0

@@ -59,13 +59,13 @@ class Solver:
         if book is None:
             self.book_array = np.zeros(1, dtype=np.uint64)
             self.ctx[K.C_BOOK_SIZE] = 0
-            self.ctx[K.C_BOOK_LO], self.ctx[K.C_BOOK_HI] = 1, 0
+            self.ctx[K.C_BOOK_DEPTHS] = 0
             return
         if (book.width, book.height) != (self.width, self.height):
             raise ValueError(f"book is for {book.width}x{book.height}, solver for {self.width}x{self.height}")
         self.book_array = book.array
         self.ctx[K.C_BOOK_SIZE] = book.size
-        self.ctx[K.C_BOOK_LO], self.ctx[K.C_BOOK_HI] = book.min_depth, book.max_depth
+        self.ctx[K.C_BOOK_DEPTHS] = book.depth_mask
 
     def reset(self) -> None:
         """Forget every stored bound (O(1))."""
@@ -134,6 +134,22 @@ class Solver:
             scores = [s if s == K.UNKNOWN else (s > 0) - (s < 0) for s in scores]
         return scores
 
+    def score_range(self, position: Connect4Position) -> tuple[int, int]:
+        """The (lowest, highest) score a non-terminal position can have; equal when the side to
+        move wins at once."""
+        if K.can_win_next(np.uint64(position.cur), np.uint64(position.mask), self.ctx):
+            score = (self.area + 1 - position.moves) // 2
+            return score, score
+        return -((self.area - position.moves) // 2), (self.area + 1 - position.moves) // 2
+
+    def null_window(self, position: Connect4Position, value: int) -> Optional[int]:
+        """One null-window search (value, value + 1) of a position where the side to move cannot
+        win at once: a result <= value bounds the score from above, > value from below. None when
+        stopped. Nodes add up until the next solve."""
+        result = K.negamax(np.uint64(position.cur), np.uint64(position.mask), position.moves, value,
+                           value + 1, self.ctx, self.tt, self.book_array, K.UNKNOWN_THREATS)
+        return None if self.aborted else int(result)
+
     def child_reaches(self, position: Connect4Position, column: int, score: int) -> bool:
         """Whether playing `column` scores at least `score` (one null-window test)."""
         child = position.play(column)
@@ -141,12 +157,11 @@ class Solver:
             return (self.area + 1 - position.moves) // 2 >= score
         if child.is_over():
             return 0 >= score
-        cur, mask = np.uint64(child.cur), np.uint64(child.mask)
-        if K.can_win_next(cur, mask, self.ctx):
-            return -((self.area - position.moves) // 2) >= score
-        value = K.negamax(cur, mask, child.moves, -score, -score + 1, self.ctx, self.tt, self.book_array,
-                          K.UNKNOWN_THREATS)
-        return -value >= score
+        low, high = self.score_range(child)
+        if low == high:
+            return -low >= score
+        value = self.null_window(child, -score)
+        return value is not None and value <= -score
 
     def best_move(self, position: Connect4Position, score: int) -> Optional[int]:
         """The column nearest the centre that achieves the exact `score`: fastest win, slowest
@@ -237,42 +252,50 @@ class Connect4Searcher(Searcher):
     def search(self, position: Connect4Position, limits: Limits = Limits(),
                stop_flag: Optional[np.ndarray] = None,
                on_info: Optional[Callable[[SearchInfo], None]] = None) -> SearchResult:
+        """Solve exactly, narrowing the score with null-window searches and reporting each new
+        bound; when stopped first, play an instant heuristic move."""
         started = time.perf_counter()
         solver = self.solver
         if position.is_over():
             return SearchResult(None, score=Score.mate(0))
         self._ensure_book()
-        fallback = solver.heuristic_move(position)
-        deadline = _deadline(limits, position.side_to_move, started)
+        depth = self.game.width * self.game.height - position.moves
         solver.ctx[K.C_STOP] = 0
-        watchdog = _Watchdog(solver, stop_flag, deadline)
+        watchdog = _Watchdog(solver, stop_flag, _deadline(limits, position.side_to_move, started))
         watchdog.start()
         try:
-            score = solver.solve(position, node_limit=limits.nodes or 0)
-            nodes = solver.nodes
-            best = pv = None
-            if score is not None:
-                best = solver.best_move(position, score)
-                nodes += solver.nodes
-            elapsed = int((time.perf_counter() - started) * 1000)
+            solver._start(limits.nodes or 0)
+            low, high = solver.score_range(position)
+            while low < high:
+                probe = int(K.next_probe(low, high))
+                value = solver.null_window(position, probe)
+                if value is None:
+                    break
+                if value <= probe:
+                    high, bound, reported = value, "upperbound", value
+                else:
+                    low, bound, reported = value, "lowerbound", value
+                if on_info and low < high:
+                    on_info(SearchInfo(depth=depth, score=self.uci_score(position, reported),
+                                       nodes=solver.nodes, time_ms=_elapsed_ms(started),
+                                       bound=bound))
+            best = solver.best_move(position, low) if low == high else None
             if best is None:
-                return SearchResult(fallback, nodes=nodes, time_ms=elapsed, stopped=True)
+                return SearchResult(solver.heuristic_move(position), nodes=solver.nodes,
+                                    time_ms=_elapsed_ms(started), stopped=True)
             pv = [best]
             after = position.play(best)
-            ponder = None
-            if not after.is_over() and not solver.aborted:
-                reply_score = solver.solve(after)
-                if reply_score is not None:
-                    ponder = solver.best_move(after, reply_score)
-                    if ponder is not None:
-                        pv.append(ponder)
-            result_score = self.uci_score(position, score)
-            info = SearchInfo(depth=self.game.width * self.game.height - position.moves,
-                              score=result_score, nodes=nodes, time_ms=elapsed, pv=pv,
-                              wdl=_wdl(score))
+            if not after.is_over():
+                reply = solver.best_move(after, -low)  # the reply's exact score is -low
+                if reply is not None:
+                    pv.append(reply)
+            score = self.uci_score(position, low)
+            info = SearchInfo(depth=depth, score=score, nodes=solver.nodes,
+                              time_ms=_elapsed_ms(started), pv=pv, wdl=_wdl(low))
             if on_info:
                 on_info(info)
-            return SearchResult(best, ponder, result_score, pv, info.depth, nodes, elapsed)
+            return SearchResult(best, pv[1] if len(pv) > 1 else None, score, pv, depth,
+                                solver.nodes, info.time_ms)
         finally:
             watchdog.finish()
 
@@ -280,6 +303,10 @@ class Connect4Searcher(Searcher):
         if score == 0:
             return Score.cp(0, exact=True)
         return Score.mate(self.solver.mate_distance(position.moves, score))
+
+
+def _elapsed_ms(started: float) -> int:
+    return int((time.perf_counter() - started) * 1000)
 
 
 def _wdl(score: int) -> tuple[int, int, int]:

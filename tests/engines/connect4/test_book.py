@@ -13,7 +13,7 @@ GAME = Connect4Game()
 
 
 def test_bitbully_book_size_and_depth(bitbully):
-    assert (bitbully.width, bitbully.height, bitbully.min_depth, bitbully.max_depth) == (7, 6, 12, 12)
+    assert (bitbully.width, bitbully.height, bitbully.depths) == (7, 6, [12])
     assert bitbully.size == 4200899
     keys = bitbully.keys()
     assert np.all(keys[1:] > keys[:-1])
@@ -108,7 +108,7 @@ def test_build_book_small_board_and_resume(tmp_path, monkeypatch):
     monkeypatch.setenv("MALLARD_CACHE", str(tmp_path))
     path = build_book(5, 4, 5, jobs=2)
     book = Book.load(path)
-    assert (book.width, book.height, book.min_depth, book.max_depth) == (5, 4, 0, 5)
+    assert (book.width, book.height, book.depths) == (5, 4, [0, 1, 2, 3, 4, 5])
     game = Connect4Game(5, 4)
     solver = Solver(5, 4, hash_mb=4)
     rng = random.Random(2)

@@ -248,3 +248,31 @@ def test_searcher_on_finished_game():
     searcher = GAME.new_searcher(hash_mb=1)
     result = searcher.search(GAME.parse_position("7/7/P6/Pp5/Pp5/Pp5 b"), Limits())
     assert result.best_move is None and result.score.kind == "mate" and result.score.value == 0
+
+
+def test_searcher_reports_bounds_then_the_exact_score():
+    searcher = GAME.new_searcher(hash_mb=16, own_book=False)
+    infos = []
+    position = GAME.parse_sequence("5554224333234511764415115")  # needs several null windows
+    result = searcher.search(position, Limits(), None, infos.append)
+    solver = Solver(hash_mb=16)
+    exact = solver.solve(position)
+    assert [i.bound for i in infos[:-1]] and all(i.bound in ("lowerbound", "upperbound")
+                                                 for i in infos[:-1])
+    final = infos[-1]
+    assert final.bound is None and final.pv and final.pv[0] == result.best_move
+    assert result.score == searcher.uci_score(position, exact)
+    for info in infos[:-1]:  # every reported bound holds for the exact score
+        bound = info.score
+        exact_score = result.score
+        def order(score):  # UCI order: mates for us are best, shorter better; mates against worst
+            if score.kind == "mate":
+                return (1, -score.value) if score.value > 0 else (-1, -score.value)
+            return (0, score.value)
+        if info.bound == "lowerbound":
+            assert order(exact_score) >= order(bound)
+        else:
+            assert order(exact_score) <= order(bound)
+    assert len(result.pv) == 2 and result.ponder_move == result.pv[1]
+    after = position.play(result.best_move)
+    assert solver.analyze(after)[result.ponder_move] == max(solver.analyze(after))
