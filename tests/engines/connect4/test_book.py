@@ -143,3 +143,44 @@ def test_build_book_rejects_bad_arguments(tmp_path, monkeypatch):
         build_book(5, 4, 25)
     with pytest.raises(ValueError):
         build_book(9, 7, 2)
+
+
+def test_shipped_shallow_book_equals_search(book_solver):
+    shipped = book_module.shipped_book(7, 6)
+    assert shipped.depths == [0, 1, 2, 3, 4] and shipped.size > 500
+    solver = Solver(hash_mb=64, book=book_module.bitbully_book())  # BitBully's book only
+    rng = random.Random(4)
+    keys, scores = shipped.keys(), shipped.scores()
+    checked = 0
+    for index in rng.sample(range(shipped.size), 40):
+        position = _position_from_key(int(keys[index]))
+        if position.moves > 3:
+            continue  # deeper ones take seconds each without the shipped book
+        solver.reset()
+        assert solver.solve(position) == scores[index]
+        checked += 1
+    assert checked >= 5
+
+
+def _position_from_key(key: int):
+    """Rebuild a 7x6 position from its key (cur + mask): a column of h stones has key bits
+    between 2^h - 1 (no stone of the side to move) and 2^(h+1) - 2."""
+    game = Connect4Game()
+    cur = mask = 0
+    for column in range(7):
+        bits = (key >> (column * 7)) & 0x7F
+        height = (bits + 1).bit_length() - 1
+        column_mask = (1 << height) - 1
+        cur |= (bits - column_mask) << (column * 7)  # key - mask = cur in this column
+        mask |= column_mask << (column * 7)
+    moves = bin(mask).count("1")
+    first = cur if moves % 2 == 0 else cur ^ mask
+    second = mask ^ first
+    return game.parse_position(_fen(first, second))
+
+
+def test_default_book_merges_all_sources(bitbully):
+    book = book_module.default_book(7, 6)
+    assert book.depths == [0, 1, 2, 3, 4, 12]
+    assert book.size == bitbully.size + book_module.shipped_book(7, 6).size
+    assert book.lookup(GAME.start_position()) == 1
