@@ -63,20 +63,26 @@ class Book:
 
     @classmethod
     def merge(cls, books: list["Book"]) -> Optional["Book"]:
-        """One book probing everything the given books hold (the first wins on a shared key)."""
+        """One book probing everything the given books hold (the largest wins on a shared key).
+        Inserts sorted keys into sorted keys: no re-sort of the large book."""
         books = [b for b in books if b is not None]
         if not books:
             return None
         if len(books) == 1:
             return books[0]
-        keys = np.concatenate([b.keys() for b in books])
-        scores = np.concatenate([b.scores() for b in books])
-        keys, first = np.unique(keys, return_index=True)
-        merged = cls.from_entries(books[0].width, books[0].height, [], keys, scores[first])
-        merged.depth_mask = 0
-        for b in books:
-            merged.depth_mask |= b.depth_mask
-        return merged
+        books.sort(key=lambda b: -b.size)
+        keys, scores = books[0].keys(), books[0].scores()
+        depth_mask = books[0].depth_mask
+        for book in books[1:]:
+            new_keys, new_scores = book.keys(), book.scores()
+            at = np.searchsorted(keys, new_keys)
+            present = keys[np.minimum(at, keys.size - 1)] == new_keys if keys.size else np.zeros(
+                new_keys.size, dtype=bool)
+            keys = np.insert(keys, at[~present], new_keys[~present])
+            scores = np.insert(scores, at[~present], new_scores[~present])
+            depth_mask |= book.depth_mask
+        array = np.concatenate([keys, (scores + 128).astype(np.uint64)])
+        return cls(books[0].width, books[0].height, depth_mask, array)
 
     def keys(self) -> np.ndarray:
         return self.array[: self.size]
