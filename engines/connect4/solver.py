@@ -1,7 +1,7 @@
 """The Connect Four solver API (`Solver`) and the game-interface searcher (`Connect4Searcher`).
 
-`Solver` owns the numba state: geometry, transposition table, search context, move-order buffer
-and the book arrays. Scores follow Pons' convention (see `kernels.py`); `solve` is exact, a weak
+`Solver` owns the numba state: the `ctx` array (geometry, counters, options, stop flag, move
+buffers), the transposition table and the book array. Scores follow Pons' convention (see `kernels.py`); `solve` is exact, a weak
 solve returns -1/0/1. `reset()` gives the next search a fresh table in O(1) (generation bump).
 
 Mate conversion: a score s > 0 means the side to move wins with its `mate_distance` -th move from
@@ -88,8 +88,10 @@ class Solver:
         return bool(self.ctx[K.C_ABORTED])
 
     def _start(self, node_limit: int = 0) -> None:
+        """Fresh counters for a new search; a stop request of an earlier search is forgotten."""
         self.ctx[K.C_NODES] = 0
         self.ctx[K.C_ABORTED] = 0
+        self.ctx[K.C_STOP] = 0
         self.ctx[K.C_NODE_LIMIT] = node_limit
 
     def _check(self, position: Connect4Position) -> None:
@@ -101,11 +103,10 @@ class Solver:
     # --- solving ---------------------------------------------------------------------------
     def solve_bits(self, cur: int, mask: int, moves: int, weak: bool = False) -> int:
         """Score of a non-terminal position given as bitboards (the fastest entry point)."""
-        ctx = self.ctx
-        ctx[K.C_NODES] = 0
-        value = K.solve_position(np.uint64(cur), np.uint64(mask), moves, weak, ctx, self.tt,
+        self._start()
+        value = K.solve_position(np.uint64(cur), np.uint64(mask), moves, weak, self.ctx, self.tt,
                                  self.book_array)
-        return value if not weak else (value > 0) - (value < 0)
+        return _sign(value) if weak else value
 
     def solve(self, position: Connect4Position, weak: bool = False, node_limit: int = 0) -> Optional[int]:
         """Exact score (weak: its sign); None when stopped or over the node limit."""
@@ -117,7 +118,7 @@ class Solver:
                                  weak, self.ctx, self.tt, self.book_array)
         if self.aborted:
             return None
-        return value if not weak else (value > 0) - (value < 0)
+        return _sign(value) if weak else value
 
     def analyze(self, position: Connect4Position, weak: bool = False) -> Optional[list[int]]:
         """Score of playing each column (-1000 for a full one); None when stopped."""
@@ -131,7 +132,7 @@ class Solver:
             return None
         scores = [int(s) for s in self.scores]
         if weak:
-            scores = [s if s == K.UNKNOWN else (s > 0) - (s < 0) for s in scores]
+            scores = [s if s == K.UNKNOWN else _sign(s) for s in scores]
         return scores
 
     def score_range(self, position: Connect4Position) -> tuple[int, int]:
@@ -260,11 +261,10 @@ class Connect4Searcher(Searcher):
             return SearchResult(None, score=Score.mate(0))
         self._ensure_book()
         depth = self.game.width * self.game.height - position.moves
-        solver.ctx[K.C_STOP] = 0
+        solver._start(limits.nodes or 0)  # before the watchdog, which may stop at once
         watchdog = _Watchdog(solver, stop_flag, _deadline(limits, position.side_to_move, started))
         watchdog.start()
         try:
-            solver._start(limits.nodes or 0)
             low, high = solver.score_range(position)
             while low < high:
                 probe = int(K.next_probe(low, high))
@@ -303,6 +303,10 @@ class Connect4Searcher(Searcher):
         if score == 0:
             return Score.cp(0, exact=True)
         return Score.mate(self.solver.mate_distance(position.moves, score))
+
+
+def _sign(value: int) -> int:
+    return (value > 0) - (value < 0)
 
 
 def _elapsed_ms(started: float) -> int:

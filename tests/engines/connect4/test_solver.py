@@ -276,3 +276,16 @@ def test_searcher_reports_bounds_then_the_exact_score():
     assert len(result.pv) == 2 and result.ponder_move == result.pv[1]
     after = position.play(result.best_move)
     assert solver.analyze(after)[result.ponder_move] == max(solver.analyze(after))
+
+
+def test_a_stopped_search_does_not_poison_the_next():
+    solver = Solver(hash_mb=16)
+    thread = threading.Thread(target=solver.solve, args=(GAME.start_position(),))
+    thread.start()
+    time.sleep(0.1)
+    solver.request_stop()
+    thread.join(5)
+    assert solver.aborted
+    position = GAME.parse_sequence("2252576253462244111563365343671351441")
+    assert solver.solve(position) == -1
+    assert solver.solve_bits(position.cur, position.mask, position.moves) == -1
