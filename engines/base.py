@@ -214,7 +214,6 @@ class Game(abc.ABC):
     """A game: its variant name, positions and searcher."""
 
     variant: str = ""
-    first_player_names: tuple[str, str] = ("first", "second")
 
     @abc.abstractmethod
     def start_position(self) -> Position: ...

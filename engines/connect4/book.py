@@ -245,13 +245,12 @@ def build_book(width: int, height: int, depth: int, jobs: int = 1,
     processes. Finished chunks are kept in a work directory, so an interrupted build resumes.
     Returns the path of the book file (which holds only the levels built here).
     `progress(level, chunks_done, chunks_total)` is called as chunks finish."""
-    K.make_context(width, height)  # validates the size
+    ctx = K.make_context(width, height)  # validates the size
     if depth < 0 or depth >= width * height:
         raise ValueError(f"depth must be in 0..{width * height - 1}")
     output = Path(output) if output else built_book_path(width, height, depth)
     work = cache_dir() / f"build-{width}x{height}-d{depth}"
     work.mkdir(parents=True, exist_ok=True)
-    ctx = K.make_context(width, height)
     levels = enumerate_levels(width, height, depth)
     all_keys, all_scores = [], []
     partial_path = work / "partial.npz"
@@ -260,7 +259,7 @@ def build_book(width: int, height: int, depth: int, jobs: int = 1,
         worthy = np.empty(curs.size, dtype=np.bool_)
         BK.probe_worthy(curs, masks, ctx, worthy)
         curs, masks = curs[worthy], masks[worthy]
-        chunks = [(start, min(start + CHUNK, curs.size)) for start in range(0, curs.size, CHUNK)]
+        chunks = [slice(start, start + CHUNK) for start in range(0, curs.size, CHUNK)]
         todo = [i for i in range(len(chunks)) if not (work / f"level{level}-chunk{i}.npy").exists()]
         done = len(chunks) - len(todo)
         if progress:
@@ -271,8 +270,8 @@ def build_book(width: int, height: int, depth: int, jobs: int = 1,
                 book_paths.append(str(base))
             with ProcessPoolExecutor(max_workers=max(1, jobs), initializer=_init_worker,
                                      initargs=(width, height, book_paths, hash_mb)) as pool:
-                futures = {pool.submit(_solve_chunk, curs[a:b], masks[a:b], level): i
-                           for i, (a, b) in ((i, chunks[i]) for i in todo)}
+                futures = {pool.submit(_solve_chunk, curs[chunks[i]], masks[chunks[i]], level): i
+                           for i in todo}
                 for future in as_completed(futures):
                     i = futures[future]
                     target = work / f"level{level}-chunk{i}.npy"

@@ -15,7 +15,7 @@ Text forms, all round-tripping:
 
 from __future__ import annotations
 
-from typing import Iterable, Optional
+from typing import Optional
 
 from engines.base import Game, GameResult, MoveError, Position, PositionError
 
@@ -212,8 +212,6 @@ class Connect4Position(Position):
 class Connect4Game(Game):
     """Connect Four on a width x height board (`cfour` is Fairy-Stockfish's name for 7x6)."""
 
-    first_player_names = ("first", "second")
-
     def __init__(self, width: int = DEFAULT_WIDTH, height: int = DEFAULT_HEIGHT):
         check_size(width, height)
         self.width = width
@@ -318,7 +316,7 @@ class Connect4Game(Game):
             expected = "P" * (in_hand[0] - counts[0]) + "p" * (in_hand[1] - counts[1])
             if sorted(holdings) != sorted(expected):
                 raise PositionError(f"holdings '[{holdings}]' do not match the stones on the board")
-        for index, counter in enumerate(fields[4:6]):
+        for counter in fields[4:6]:
             if not counter.isdigit():
                 raise PositionError(f"counter '{counter}' is not a number")
         if len(fields) > 6:
@@ -334,10 +332,6 @@ class Connect4Game(Game):
         mask = first | second
         cur = first if side == 0 else second
         return Connect4Position(self, cur, mask, moves, winner, None)
-
-    def parse_any(self, text: str) -> Connect4Position:
-        """A FEN (contains '/') or a digit sequence."""
-        return self.parse_position(text) if "/" in text else self.parse_sequence(text.strip())
 
     def new_searcher(self, **options):
         from engines.connect4.solver import Connect4Searcher
@@ -355,13 +349,3 @@ def _indexed(message: str, index: int) -> MoveError:
     error.index = index + 1
     return error
 
-
-def sequence_position(text: str, width: int = DEFAULT_WIDTH, height: int = DEFAULT_HEIGHT,
-                      ) -> Connect4Position:
-    return Connect4Game(width, height).parse_sequence(text)
-
-
-def play_columns(position: Connect4Position, columns: Iterable[int]) -> Connect4Position:
-    for column in columns:
-        position = position.play(column)
-    return position

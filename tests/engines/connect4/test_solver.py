@@ -2,7 +2,6 @@ import random
 import threading
 import time
 
-import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -97,7 +96,7 @@ def test_full_board_and_finished_game(solver):
 # --- small boards against the plain minimax oracle -------------------------------------------
 
 def _random_position(data, game, min_moves, max_moves):
-    width, height = game.width, game.height
+    width = game.width
     target = data.draw(st.integers(min_moves, max_moves))
     position, sequence = game.start_position(), []
     for _ in range(target):
