@@ -7,6 +7,7 @@ with `--reference bitbully` it times BitBully's MTD(f) on the same positions in 
 
 from __future__ import annotations
 
+import os
 import platform
 import statistics
 import sys
@@ -17,7 +18,7 @@ from typing import TextIO
 from engines.connect4.book import default_book
 from engines.connect4.rules import Connect4Game
 from engines.connect4.solver import Solver
-from engines.connect4.testsets import TEST_SETS, load
+from engines.connect4.testsets import load
 
 DEFAULT_LIMITS = {"Begin-Hard": 100}
 
@@ -63,7 +64,7 @@ def bench_connect4(sets, limit, use_book, weak, reference, out: TextIO = sys.std
     solver.solve(warm)  # compile (or load the numba cache) outside the timings
     mode = ("weak" if weak else "strong") + (", book" if book is not None else ", no book")
     out.write(f"# mallard bench connect4 ({mode}, fresh table per position)\n")
-    out.write(f"# {platform.processor() or platform.machine()}, {_cpus()} cores, "
+    out.write(f"# {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
               f"Python {platform.python_version()}, {date.today().isoformat()}\n")
     header = ["set", "positions", "correct", "mean", "median", "max", "mean nodes", "Mnodes/s"]
     if reference:
@@ -98,12 +99,6 @@ def bench_connect4(sets, limit, use_book, weak, reference, out: TextIO = sys.std
     return 1 if failures else 0
 
 
-def _cpus() -> int:
-    import os
-
-    return os.cpu_count() or 1
-
-
 def _width(index: int, title: str) -> int:
     return max(len(title), 13 if index == 0 else 10)
 
@@ -114,7 +109,3 @@ def _table_row(row, header) -> str:
 
 def _separator(header) -> str:
     return "|" + "|".join("-" * (_width(i, h) + 2) for i, h in enumerate(header)) + "|"
-
-
-def all_set_names() -> list[str]:
-    return list(TEST_SETS)

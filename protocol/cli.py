@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from protocol.bench import all_set_names
+from engines.connect4.testsets import TEST_SETS
 
 
 def _solve(args) -> int:
@@ -19,7 +19,7 @@ def _solve(args) -> int:
 def _bench(args) -> int:
     from protocol.bench import bench_connect4
 
-    sets = args.set or all_set_names()
+    sets = args.set or list(TEST_SETS)
     return bench_connect4(sets, args.limit, not args.no_book, args.weak, args.reference)
 
 
@@ -56,8 +56,8 @@ def build_parser() -> argparse.ArgumentParser:
     bench = commands.add_parser("bench", help="benchmark tables")
     bench_games = bench.add_subparsers(dest="game", metavar="GAME", required=True)
     c4 = bench_games.add_parser("connect4", help="the public Connect Four test sets")
-    c4.add_argument("--set", action="append", choices=all_set_names(), metavar="NAME",
-                    help=f"test set (repeatable; default all): {', '.join(all_set_names())}")
+    c4.add_argument("--set", action="append", choices=list(TEST_SETS), metavar="NAME",
+                    help=f"test set (repeatable; default all): {', '.join(TEST_SETS)}")
     c4.add_argument("--limit", type=int, help="first N positions of each set "
                                               "(default all, Begin-Hard 100)")
     c4.add_argument("--no-book", action="store_true")
