@@ -253,10 +253,13 @@ def tt_store(tt, key, lower, upper, ctx):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def move_priority(threats):
-    """Ordering score of a move: the winning cells the mover has after it (Pons' count; the
-    PVS client's weighting of same-parity threats measured worse, see the issue notes)."""
-    return np.int64(popcount(threats))
+def move_priority(threats, opponent_threats):
+    """Ordering score of a move: the winning cells the mover has after it (`threats`), not
+    counting those right above an opponent's winning cell, which can never be used: whoever fills
+    the cell below either loses or lets the opponent block on top. (Measured: 7-10% fewer nodes on
+    every test set than Pons' plain count; the PVS client's extra weight on same-parity threats
+    measured worse than the plain count.)"""
+    return np.int64(popcount(threats & ~(opponent_threats << U1)))
 
 
 # Without numba's reference counting: negamax allocates nothing, and counting the arrays on every
@@ -340,7 +343,7 @@ def negamax(cur, mask, moves, alpha, beta, ctx, tt, book, opponent_threats):
         if not single:
             threats = winning_cells(cur | move, mask | move, ctx)
             ctx[row_threats + column] = np.int64(threats)
-            priority = move_priority(threats)
+            priority = move_priority(threats, opponent_threats)
         packed = (priority << 12) | ((width - i) << 6) | column
         j = count
         while j > 0 and ctx[row + j - 1] < packed:

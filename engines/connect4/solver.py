@@ -182,6 +182,7 @@ class Solver:
         cur, mask = np.uint64(position.cur), np.uint64(position.mask)
         wins = int(K.winning_cells(cur, mask, self.ctx) & K.playable(mask, self.ctx))
         safe = int(K.non_losing_moves(cur, mask, self.ctx))
+        opponent_threats = K.winning_cells(cur ^ mask, mask, self.ctx)
         best, best_priority = None, None
         for column in K.centre_order(self.width):
             if position.column_height(column) >= self.height:
@@ -192,7 +193,8 @@ class Solver:
             priority = 0
             if safe & cells:
                 move = np.uint64(safe & cells)
-                priority = 1 + int(K.move_priority(K.winning_cells(cur | move, mask | move, self.ctx)))
+                threats = K.winning_cells(cur | move, mask | move, self.ctx)
+                priority = 1 + int(K.move_priority(threats, opponent_threats))
             if best_priority is None or priority > best_priority:
                 best, best_priority = column, priority
         return best
