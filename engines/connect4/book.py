@@ -22,6 +22,7 @@ from __future__ import annotations
 import os
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Callable, Optional
 
@@ -103,12 +104,17 @@ class Book:
             width, height, depth_mask = (int(x) for x in data["meta"])
             return cls(width, height, depth_mask, data["array"])
 
+    @cached_property
+    def _lookup_context(self) -> np.ndarray:
+        ctx = K.make_context(self.width, self.height)
+        ctx[K.C_BOOK_SIZE] = self.size
+        return ctx
+
     def lookup(self, position) -> Optional[int]:
         """The stored score of a position, or None."""
         if not self.depth_mask >> position.moves & 1:
             return None
-        ctx = K.make_context(self.width, self.height)
-        ctx[K.C_BOOK_SIZE] = self.size
+        ctx = self._lookup_context
         key = K.canonical_key(np.uint64(position.cur + position.mask), ctx)
         value = K.book_lookup(key, self.array, ctx)
         return None if value == K.UNKNOWN else int(value)

@@ -404,17 +404,26 @@ def next_probe(lo, hi):
 
 
 @njit(cache=True, nogil=True)
+def score_range(cur, mask, moves, ctx):
+    """(lowest, highest) score of a non-terminal position; both the score of the immediate win
+    when the side to move has one."""
+    area = ctx[C_AREA]
+    if can_win_next(cur, mask, ctx):
+        win = (area + 1 - moves) // 2
+        return win, win
+    return -((area - moves) // 2), (area + 1 - moves) // 2
+
+
+@njit(cache=True, nogil=True)
 def solve_position(cur, mask, moves, weak, ctx, tt, book):
     """Exact score (weak: a value whose sign is exact) of a non-terminal position.
 
     Narrows [min, max] with null-window searches that probe near zero first (Pons' scheme).
     With ctx[C_PVS] set it searches the full window once instead.
     """
-    area = ctx[C_AREA]
-    if can_win_next(cur, mask, ctx):
-        return (area + 1 - moves) // 2
-    lo = -((area - moves) // 2)
-    hi = (area + 1 - moves) // 2
+    lo, hi = score_range(cur, mask, moves, ctx)
+    if lo == hi:
+        return lo
     if weak:
         lo = -1
         hi = 1

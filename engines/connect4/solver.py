@@ -1,8 +1,8 @@
 """The Connect Four solver API (`Solver`) and the game-interface searcher (`Connect4Searcher`).
 
 `Solver` owns the numba state: the `ctx` array (geometry, counters, options, stop flag, move
-buffers), the transposition table and the book array. Scores follow Pons' convention (see `kernels.py`); `solve` is exact, a weak
-solve returns -1/0/1. `reset()` gives the next search a fresh table in O(1) (generation bump).
+buffers), the transposition table and the book array. Scores follow Pons' convention (see
+`kernels.py`); `solve` is exact, a weak solve returns -1/0/1. `reset()` gives the next search a fresh table in O(1) (generation bump).
 
 Mate conversion: a score s > 0 means the side to move wins with its `mate_distance` -th move from
 now; it is what UCI prints as `score mate N`.
@@ -138,10 +138,9 @@ class Solver:
     def score_range(self, position: Connect4Position) -> tuple[int, int]:
         """The (lowest, highest) score a non-terminal position can have; equal when the side to
         move wins at once."""
-        if K.can_win_next(np.uint64(position.cur), np.uint64(position.mask), self.ctx):
-            score = (self.area + 1 - position.moves) // 2
-            return score, score
-        return -((self.area - position.moves) // 2), (self.area + 1 - position.moves) // 2
+        low, high = K.score_range(np.uint64(position.cur), np.uint64(position.mask), position.moves,
+                                  self.ctx)
+        return int(low), int(high)
 
     def null_window(self, position: Connect4Position, value: int) -> Optional[int]:
         """One null-window search (value, value + 1) of a position where the side to move cannot
@@ -274,11 +273,11 @@ class Connect4Searcher(Searcher):
                 if value is None:
                     break
                 if value <= probe:
-                    high, bound, reported = value, "upperbound", value
+                    high, bound = value, "upperbound"
                 else:
-                    low, bound, reported = value, "lowerbound", value
+                    low, bound = value, "lowerbound"
                 if on_info and low < high:
-                    on_info(SearchInfo(depth=depth, score=self.uci_score(position, reported),
+                    on_info(SearchInfo(depth=depth, score=self.uci_score(position, value),
                                        nodes=solver.nodes, time_ms=_elapsed_ms(started),
                                        bound=bound))
             best = solver.best_move(position, low) if low == high else None
