@@ -12,7 +12,13 @@ def _connect4(**kwargs) -> Game:
     return Connect4Game(**kwargs)
 
 
-GAMES = {"cfour": _connect4, "connect4": _connect4}
+def _duck(**kwargs) -> Game:
+    from engines.duck.rules import DuckGame
+
+    return DuckGame(**kwargs)
+
+
+GAMES = {"cfour": _connect4, "connect4": _connect4, "duck": _duck}
 
 
 def get_game(name: str, **kwargs) -> Game:

@@ -1,0 +1,393 @@
+"""Numba kernels of the Duck Chess rules: move generation, make/unmake, duck blocking, perft.
+
+Every kernel works on the int64 state array and move encoding described in `board.py`; the undo
+stack is a flat int64 array of UNDO_SIZE words per move (row `state[S_DEPTH]` is the next free
+one). Move buffers are flat int64 arrays with MAX_MOVES slots per ply.
+
+A turn is made in two steps, as the search needs them: `push_piece_move` plays the chess move and
+lifts the duck (S_DUCK = -1; an en-passant square is set whenever a pawn could capture there),
+`drop_duck` puts the duck down (and drops the en-passant square when the duck lands on it, since
+the capture is then impossible). `make_move` does both for a full move; `pop_move` undoes either.
+
+Piece moves are generated on the board without the duck and filtered with the ray tables
+(`is_blocked`): the same generator gives the search every move that is legal for some duck square.
+Once a king is captured the position has no moves; a side with no move wins (see `rules.py`).
+"""
+
+import numpy as np
+from numba import njit
+
+from engines.duck.board import (
+    BISHOP, BISHOP_DIRECTIONS, BLACK_BIT, CASTLE_BK, CASTLE_BQ, CASTLE_KEEP, CASTLE_WK, CASTLE_WQ,
+    KIND_CASTLE, KIND_DOUBLE, KIND_EN_PASSANT, KING, KING_STEPS, KNIGHT, KNIGHT_STEPS, MAX_MOVES,
+    MOVE_DUCK, MOVE_DUCK_SHIFT, MOVE_KIND_SHIFT, MOVE_PROMO_SHIFT, MOVE_TO_SHIFT, PAWN, QUEEN,
+    RAY_DIRECTION, RAY_DISTANCE, RAY_OFFSET, ROOK, ROOK_DIRECTIONS, S_CASTLE, S_DEPTH, S_DUCK,
+    S_EP, S_FULLMOVE, S_HALFMOVE, S_KEY, S_KING, S_PIECES, S_SIDE, STEPS, U_CAPTURED, U_CASTLE,
+    U_DUCK, U_EP, U_FULLMOVE, U_HALFMOVE, U_KEY, U_MOVE, UNDO_SIZE, Z_CASTLE, Z_DUCK, Z_EP,
+    Z_PIECE, Z_SIDE,
+)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def path_end(move):
+    """The last square of a move's path: its target, or the rook's square for castling."""
+    frm = move & 0x7F
+    to = (move >> MOVE_TO_SHIFT) & 0x7F
+    if (move >> MOVE_KIND_SHIFT) & 3 == KIND_CASTLE:
+        return frm + 3 if to > frm else frm - 4
+    return to
+
+
+@njit(cache=True, nogil=True, inline="always")
+def ray_blocks(frm, end, k):
+    """Whether the empty square k lies on the path from `frm` up to and including `end`."""
+    a = k - frm + RAY_OFFSET
+    b = end - frm + RAY_OFFSET
+    return RAY_DIRECTION[a] == RAY_DIRECTION[b] and RAY_DISTANCE[a] <= RAY_DISTANCE[b]
+
+
+@njit(cache=True, nogil=True)
+def is_blocked(move, k):
+    """Whether a duck on the empty square k makes the piece move illegal (two table look-ups)."""
+    return ray_blocks(move & 0x7F, path_end(move), k)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _emit(out, n, move, frm, end, duck):
+    if duck >= 0 and ray_blocks(frm, end, duck):
+        return n
+    out[n] = move
+    return n + 1
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _emit_pawn(out, n, frm, to, kind, promote, duck):
+    base = frm | to << MOVE_TO_SHIFT | kind << MOVE_KIND_SHIFT
+    if promote:
+        for promotion in (QUEEN, KNIGHT, ROOK, BISHOP):
+            n = _emit(out, n, base | promotion << MOVE_PROMO_SHIFT, frm, to, duck)
+        return n
+    return _emit(out, n, base, frm, to, duck)
+
+
+@njit(cache=True, nogil=True)
+def generate_piece_moves(state, out, start, duck):
+    """Write the piece moves of the side to move into out[start:]; return the end index.
+
+    `duck` is the square whose duck must be respected, or -1 for every move legal under some
+    duck square. No moves once either king has been captured.
+    """
+    n = start
+    if state[S_KING] < 0 or state[S_KING + 1] < 0:
+        return n
+    side = state[S_SIDE]
+    forward = 16 if side == 0 else -16
+    start_rank = 1 if side == 0 else 6
+    last_rank = 7 if side == 0 else 0
+    ep = state[S_EP]
+    for rank in range(8):
+        for file in range(8):
+            frm = rank * 16 + file
+            piece = state[frm]
+            if piece == 0 or (piece >> 3) != side:
+                continue
+            kind = piece & 7
+            if kind == PAWN:
+                to = frm + forward
+                promote = (to >> 4) == last_rank
+                if state[to] == 0:
+                    n = _emit_pawn(out, n, frm, to, 0, promote, duck)
+                    if rank == start_rank and state[to + forward] == 0:
+                        n = _emit(out, n, frm | (to + forward) << MOVE_TO_SHIFT
+                                  | KIND_DOUBLE << MOVE_KIND_SHIFT, frm, to + forward, duck)
+                for target in (to - 1, to + 1):
+                    if target & 0x88:
+                        continue
+                    victim = state[target]
+                    if victim != 0 and (victim >> 3) != side:
+                        n = _emit_pawn(out, n, frm, target, 0, promote, duck)
+                    elif target == ep:
+                        n = _emit_pawn(out, n, frm, target, KIND_EN_PASSANT, False, duck)
+            elif kind == KNIGHT or kind == KING:
+                steps = KNIGHT_STEPS if kind == KNIGHT else KING_STEPS
+                for step in steps:
+                    to = frm + step
+                    if to & 0x88:
+                        continue
+                    victim = state[to]
+                    if victim == 0 or (victim >> 3) != side:
+                        n = _emit(out, n, frm | to << MOVE_TO_SHIFT, frm, to, duck)
+                if kind == KING:
+                    n = _castling(state, out, n, frm, side, duck)
+            else:
+                first = 0 if kind == ROOK else 4 if kind == BISHOP else 0
+                last = 4 if kind == ROOK else 8
+                for index in range(first, last):
+                    code = ROOK_DIRECTIONS[index] if index < 4 else BISHOP_DIRECTIONS[index - 4]
+                    step = STEPS[code]
+                    to = frm + step
+                    while not (to & 0x88):
+                        victim = state[to]
+                        if victim == 0:
+                            n = _emit(out, n, frm | to << MOVE_TO_SHIFT, frm, to, duck)
+                        else:
+                            if (victim >> 3) != side:
+                                n = _emit(out, n, frm | to << MOVE_TO_SHIFT, frm, to, duck)
+                            break
+                        to += step
+    return n
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _castling(state, out, n, frm, side, duck):
+    rights = state[S_CASTLE]
+    home = 4 if side == 0 else 0x74
+    if frm != home:
+        return n
+    king_side = CASTLE_WK if side == 0 else CASTLE_BK
+    queen_side = CASTLE_WQ if side == 0 else CASTLE_BQ
+    rook = ROOK | side * BLACK_BIT
+    castle = KIND_CASTLE << MOVE_KIND_SHIFT
+    if rights & king_side and state[home + 3] == rook and state[home + 1] == 0 \
+            and state[home + 2] == 0:
+        n = _emit(out, n, home | (home + 2) << MOVE_TO_SHIFT | castle, home, home + 3, duck)
+    if rights & queen_side and state[home - 4] == rook and state[home - 1] == 0 \
+            and state[home - 2] == 0 and state[home - 3] == 0:
+        n = _emit(out, n, home | (home - 2) << MOVE_TO_SHIFT | castle, home, home - 4, duck)
+    return n
+
+
+@njit(cache=True, nogil=True)
+def is_capture(state, move):
+    return state[(move >> MOVE_TO_SHIFT) & 0x7F] != 0 or (move >> MOVE_KIND_SHIFT) & 3 == KIND_EN_PASSANT
+
+
+@njit(cache=True, nogil=True)
+def push_piece_move(state, undo, move):
+    """Play the chess move of the side to move and lift the duck; record the undo row."""
+    row = state[S_DEPTH] * UNDO_SIZE
+    state[S_DEPTH] += 1
+    undo[row + U_MOVE] = move
+    undo[row + U_CASTLE] = state[S_CASTLE]
+    undo[row + U_EP] = state[S_EP]
+    undo[row + U_DUCK] = state[S_DUCK]
+    undo[row + U_HALFMOVE] = state[S_HALFMOVE]
+    undo[row + U_KEY] = state[S_KEY]
+    undo[row + U_FULLMOVE] = state[S_FULLMOVE]
+
+    side = state[S_SIDE]
+    frm = move & 0x7F
+    to = (move >> MOVE_TO_SHIFT) & 0x7F
+    promotion = (move >> MOVE_PROMO_SHIFT) & 7
+    kind = (move >> MOVE_KIND_SHIFT) & 3
+    piece = state[frm]
+    key = state[S_KEY] ^ Z_SIDE
+    if state[S_EP] >= 0:
+        key ^= Z_EP[state[S_EP]]
+        state[S_EP] = -1
+
+    if kind == KIND_EN_PASSANT:
+        taken_on = to - 16 if side == 0 else to + 16
+    else:
+        taken_on = to
+    captured = state[taken_on]
+    undo[row + U_CAPTURED] = captured
+    if captured != 0:
+        state[taken_on] = 0
+        key ^= Z_PIECE[captured * 128 + taken_on]
+        state[S_PIECES] -= 1
+        if captured & 7 == KING:
+            state[S_KING + 1 - side] = -1
+
+    landed = piece if promotion == 0 else side * BLACK_BIT + promotion
+    state[frm] = 0
+    state[to] = landed
+    key ^= Z_PIECE[piece * 128 + frm] ^ Z_PIECE[landed * 128 + to]
+    if piece & 7 == KING:
+        state[S_KING + side] = to
+        if kind == KIND_CASTLE:
+            rook_from = frm + 3 if to > frm else frm - 4
+            rook_to = frm + 1 if to > frm else frm - 1
+            rook = state[rook_from]
+            state[rook_from] = 0
+            state[rook_to] = rook
+            key ^= Z_PIECE[rook * 128 + rook_from] ^ Z_PIECE[rook * 128 + rook_to]
+
+    rights = state[S_CASTLE]
+    kept = rights & CASTLE_KEEP[frm] & CASTLE_KEEP[to]
+    if kept != rights:
+        key ^= Z_CASTLE[rights] ^ Z_CASTLE[kept]
+        state[S_CASTLE] = kept
+
+    if piece & 7 == PAWN or captured != 0:
+        state[S_HALFMOVE] = 0
+    else:
+        state[S_HALFMOVE] += 1
+    if side == 1:
+        state[S_FULLMOVE] += 1
+
+    if kind == KIND_DOUBLE:
+        enemy_pawn = (1 - side) * BLACK_BIT + PAWN
+        if (not ((to - 1) & 0x88) and state[to - 1] == enemy_pawn) or \
+                (not ((to + 1) & 0x88) and state[to + 1] == enemy_pawn):
+            passed = (frm + to) >> 1
+            state[S_EP] = passed
+            key ^= Z_EP[passed]
+
+    state[S_DUCK] = -1
+    state[S_SIDE] = 1 - side
+    state[S_KEY] = key
+
+
+@njit(cache=True, nogil=True)
+def drop_duck(state, square):
+    """Put the lifted duck on an empty square (after `push_piece_move`)."""
+    state[S_DUCK] = square
+    if state[S_EP] == square:
+        state[S_KEY] ^= Z_EP[square]
+        state[S_EP] = -1
+
+
+@njit(cache=True, nogil=True)
+def make_move(state, undo, move):
+    """Play a full move (piece move and duck square)."""
+    push_piece_move(state, undo, move)
+    drop_duck(state, (move >> MOVE_DUCK_SHIFT) & 0x7F)
+
+
+@njit(cache=True, nogil=True)
+def pop_move(state, undo):
+    """Undo the last `push_piece_move` / `make_move`, duck included."""
+    state[S_DEPTH] -= 1
+    row = state[S_DEPTH] * UNDO_SIZE
+    move = undo[row + U_MOVE]
+    captured = undo[row + U_CAPTURED]
+    side = 1 - state[S_SIDE]
+    frm = move & 0x7F
+    to = (move >> MOVE_TO_SHIFT) & 0x7F
+    promotion = (move >> MOVE_PROMO_SHIFT) & 7
+    kind = (move >> MOVE_KIND_SHIFT) & 3
+
+    piece = state[to]
+    if promotion != 0:
+        piece = side * BLACK_BIT + PAWN
+    state[to] = 0
+    state[frm] = piece
+    if captured != 0:
+        taken_on = to
+        if kind == KIND_EN_PASSANT:
+            taken_on = to - 16 if side == 0 else to + 16
+        state[taken_on] = captured
+        state[S_PIECES] += 1
+        if captured & 7 == KING:
+            state[S_KING + 1 - side] = to
+    if piece & 7 == KING:
+        state[S_KING + side] = frm
+        if kind == KIND_CASTLE:
+            rook_from = frm + 3 if to > frm else frm - 4
+            rook_to = frm + 1 if to > frm else frm - 1
+            state[rook_from] = state[rook_to]
+            state[rook_to] = 0
+
+    state[S_SIDE] = side
+    state[S_CASTLE] = undo[row + U_CASTLE]
+    state[S_EP] = undo[row + U_EP]
+    state[S_DUCK] = undo[row + U_DUCK]
+    state[S_HALFMOVE] = undo[row + U_HALFMOVE]
+    state[S_KEY] = undo[row + U_KEY]
+    state[S_FULLMOVE] = undo[row + U_FULLMOVE]
+
+
+@njit(cache=True, nogil=True)
+def compute_key(state):
+    """The Zobrist key of everything but the duck, from scratch (S_KEY is kept incrementally)."""
+    key = 0
+    for rank in range(8):
+        for file in range(8):
+            sq = rank * 16 + file
+            if state[sq] != 0:
+                key ^= Z_PIECE[state[sq] * 128 + sq]
+    if state[S_SIDE] == 1:
+        key ^= Z_SIDE
+    key ^= Z_CASTLE[state[S_CASTLE]]
+    if state[S_EP] >= 0:
+        key ^= Z_EP[state[S_EP]]
+    return key
+
+
+@njit(cache=True, nogil=True)
+def full_key(state):
+    """The repetition key: the duck-free key combined with the duck's own term."""
+    duck = state[S_DUCK]
+    return state[S_KEY] ^ (Z_DUCK[duck] if duck >= 0 else 0)
+
+
+@njit(cache=True, nogil=True)
+def free_squares(state):
+    """Squares the next duck may take before the piece move: empty and not the duck's own."""
+    return 64 - state[S_PIECES] - (1 if state[S_DUCK] >= 0 else 0)
+
+
+@njit(cache=True, nogil=True)
+def generate_full_moves(state, undo, out):
+    """Every legal full move (piece move x duck square) into `out`; returns the count."""
+    pieces = np.empty(MAX_MOVES, dtype=np.int64)
+    count = generate_piece_moves(state, pieces, 0, state[S_DUCK])
+    old_duck = state[S_DUCK]
+    n = 0
+    for i in range(count):
+        move = pieces[i]
+        push_piece_move(state, undo, move)
+        for rank in range(8):
+            for file in range(8):
+                sq = rank * 16 + file
+                if state[sq] == 0 and sq != old_duck:
+                    out[n] = move | sq << MOVE_DUCK_SHIFT | MOVE_DUCK
+                    n += 1
+        pop_move(state, undo)
+    return n
+
+
+@njit(cache=True, nogil=True)
+def perft(state, undo, moves, ply, depth, bulk):
+    """Leaf count of the full-move tree to `depth`; with `bulk`, the last ply is counted, not made.
+
+    A position whose king is gone or which has no move has no children.
+    """
+    if depth == 0:
+        return 1
+    base = ply * MAX_MOVES
+    duck = state[S_DUCK]
+    end = generate_piece_moves(state, moves, base, duck)
+    total = 0
+    if depth == 1 and bulk:
+        free = free_squares(state)
+        for i in range(base, end):
+            move = moves[i]
+            total += free + (1 if is_capture(state, move) else 0)
+        return total
+    for i in range(base, end):
+        push_piece_move(state, undo, moves[i])
+        ep = state[S_EP]
+        key = state[S_KEY]
+        for rank in range(8):
+            for file in range(8):
+                sq = rank * 16 + file
+                if state[sq] == 0 and sq != duck:
+                    drop_duck(state, sq)
+                    total += perft(state, undo, moves, ply + 1, depth - 1, bulk)
+                    state[S_EP] = ep
+                    state[S_KEY] = key
+        pop_move(state, undo)
+    return total
+
+
+@njit(cache=True, nogil=True)
+def perft_divide(state, undo, moves, depth, bulk, out_moves, out_counts):
+    """Per legal full move of the root, the perft count below it; returns the number of moves."""
+    count = generate_full_moves(state, undo, out_moves)
+    for i in range(count):
+        make_move(state, undo, out_moves[i])
+        out_counts[i] = perft(state, undo, moves, 1, depth - 1, bulk)
+        pop_move(state, undo)
+    return count

@@ -1,0 +1,210 @@
+"""Duck Chess rules at the Python level: `DuckGame` and the immutable `DuckPosition`.
+
+A move is an int in the full-move encoding of `board.py` (piece move plus duck square). Rules
+(as Fairy-Stockfish plays the variant): no check; capturing the king wins; a side with no legal
+move wins; castling may pass attacked squares but not the duck; the 50-move rule and threefold
+repetition (the duck's square is part of the position) are draws a player may claim, so
+`result()` reports them only with `claim_draw=True`.
+
+A position keeps the repetition keys of every earlier position since its root FEN (`history`),
+so repetition is judged over the moves actually played.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Optional
+
+import numpy as np
+
+from engines.base import Game, GameResult, MoveError, Position, PositionError
+from engines.duck import notation
+from engines.duck.board import (
+    MAX_MOVES, MOVE_DUCK, PIECE_MOVE_MASK, S_DEPTH, S_DUCK, S_FULLMOVE, S_HALFMOVE, S_KING, S_SIDE, SQUARE_NAMES,
+    UNDO_SIZE, move_duck, move_from, move_to, with_duck,
+)
+
+MAX_FULL_MOVES = MAX_MOVES * 64
+
+
+def _kernels():
+    from engines.duck import kernels
+
+    return kernels
+
+
+class DuckPosition(Position):
+    __slots__ = ("game", "state", "history", "_piece_moves", "_full_moves")
+
+    def __init__(self, game: "DuckGame", state: np.ndarray, history: tuple = ()):
+        self.game = game
+        self.state = state
+        self.state.flags.writeable = False
+        self.history = history  # repetition keys of the earlier positions, oldest first
+        self._piece_moves = None
+        self._full_moves = None
+
+    # --- board queries --------------------------------------------------------------------------
+    @property
+    def side_to_move(self) -> int:
+        return int(self.state[S_SIDE])
+
+    @property
+    def ply(self) -> int:
+        return len(self.history)
+
+    @property
+    def duck(self) -> Optional[int]:
+        duck = int(self.state[S_DUCK])
+        return None if duck < 0 else duck
+
+    @property
+    def halfmove_clock(self) -> int:
+        return int(self.state[S_HALFMOVE])
+
+    @property
+    def fullmove_number(self) -> int:
+        return int(self.state[S_FULLMOVE])
+
+    def piece_at(self, sq: int) -> int:
+        """Piece code on a 0x88 square (0 when empty; the duck is not a piece)."""
+        return int(self.state[sq])
+
+    @property
+    def key(self) -> int:
+        """Repetition key: the duck-free Zobrist key and the duck's term."""
+        return int(_kernels().full_key(self.state))
+
+    def piece_moves(self) -> np.ndarray:
+        """The legal piece moves (without duck squares)."""
+        if self._piece_moves is None:
+            buffer = np.empty(MAX_MOVES, dtype=np.int64)
+            count = _kernels().generate_piece_moves(self.state, buffer, 0, self.state[S_DUCK])
+            self._piece_moves = buffer[:count]
+        return self._piece_moves
+
+    # --- Position interface ---------------------------------------------------------------------
+    def legal_moves(self) -> list:
+        if self._full_moves is None:
+            buffer = np.empty(MAX_FULL_MOVES, dtype=np.int64)
+            count = _kernels().generate_full_moves(self._scratch_state(), _undo(), buffer)
+            self._full_moves = buffer[:count].tolist()
+        return self._full_moves
+
+    def _scratch_state(self) -> np.ndarray:
+        state = self.state.copy()
+        state[S_DEPTH] = 0
+        return state
+
+    def play(self, move: int) -> "DuckPosition":
+        move = int(move)
+        if not move & MOVE_DUCK:
+            raise MoveError(f"'{notation.format_uci(move)}' has no duck square")
+        piece = move & PIECE_MOVE_MASK
+        if piece not in self.piece_moves():
+            raise MoveError(f"'{notation.format_uci(move)}' is not a legal move here")
+        duck = move_duck(move)
+        kernels = _kernels()
+        state = self._scratch_state()
+        kernels.push_piece_move(state, _undo(), piece)
+        if duck & 0x88 or state[duck] != 0 or duck == self.state[S_DUCK]:
+            raise MoveError(self._duck_error(piece, duck, state))
+        kernels.drop_duck(state, duck)
+        state[S_DEPTH] = 0
+        return DuckPosition(self.game, state, self.history + (self.key,))
+
+    def _duck_error(self, piece: int, duck: int, after: np.ndarray) -> str:
+        text = notation.format_piece_uci(piece)
+        if duck & 0x88:
+            return f"'{text}': duck square {duck} is off the board"
+        name = SQUARE_NAMES[duck]
+        if duck == self.state[S_DUCK]:
+            return f"'{text},{name}': the duck must move, it already stands on {name}"
+        return f"'{text},{name}': the duck cannot go to {name}, which is occupied after the move"
+
+    def result(self, claim_draw: bool = False) -> Optional[GameResult]:
+        side = self.side_to_move
+        if self.state[S_KING + side] < 0:
+            return GameResult(1 - side, "king captured")
+        if len(self.piece_moves()) == 0:
+            return GameResult(side, "no legal move (the side that cannot move wins)")
+        if claim_draw:
+            if self.is_fifty_moves():
+                return GameResult(None, "fifty-move rule")
+            if self.is_repetition(3):
+                return GameResult(None, "threefold repetition")
+        return None
+
+    def is_fifty_moves(self) -> bool:
+        """Whether the 50-move rule may be claimed (100 plies without pawn move or capture)."""
+        return self.halfmove_clock >= 100
+
+    def repetition_count(self) -> int:
+        """How often this position (duck included) has stood on the board since the root."""
+        return 1 + self.history.count(self.key)
+
+    def is_repetition(self, count: int = 3) -> bool:
+        return self.repetition_count() >= count
+
+    def fen(self) -> str:
+        return notation.format_fen(self.state)
+
+    def parse_move(self, text: str) -> int:
+        """A legal full move from the UCI form (`e2e4,e4d5`) or SAN (`e4,d5`)."""
+        if not isinstance(text, str):
+            raise MoveError(f"{text!r} is not a move text")
+        text = text.strip()
+        if self.result() is not None:
+            raise MoveError(f"'{text}': the game is over ({self.result().reason})")
+        legal = self.piece_moves()
+        if notation.UCI_PATTERN.match(text):
+            piece, duck = notation.parse_uci(text, legal, self.state)
+        else:
+            piece, duck = notation.parse_san(text, legal, self.state)
+        if duck is None:
+            raise MoveError(f"'{text}' has no duck square: write it as "
+                            f"{notation.format_piece_uci(piece)},{SQUARE_NAMES[move_to(piece)]}"
+                            "<square>")
+        move = with_duck(piece, duck)
+        self.play(move)  # validates the duck square
+        return move
+
+    def format_move(self, move: int) -> str:
+        return notation.format_uci(int(move))
+
+    def san(self, move: int) -> str:
+        return notation.format_san(int(move), self.piece_moves(), self.state)
+
+    def play_san(self, texts: Iterable[str]) -> "DuckPosition":
+        return self.play_text(texts)
+
+    def __repr__(self) -> str:
+        return f"DuckPosition('{self.fen()}')"
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, DuckPosition) and self.fen() == other.fen()
+
+    def __hash__(self) -> int:
+        return hash(self.fen())
+
+
+def _undo() -> np.ndarray:
+    return np.zeros(2 * UNDO_SIZE, dtype=np.int64)
+
+
+class DuckGame(Game):
+    variant = "duck"
+
+    def start_position(self) -> DuckPosition:
+        return DuckPosition(self, notation.parse_fen(notation.START_FEN))
+
+    def parse_position(self, text: str) -> DuckPosition:
+        text = text.strip()
+        if text == "startpos":
+            return self.start_position()
+        return DuckPosition(self, notation.parse_fen(text))
+
+    def new_searcher(self, **options):
+        raise NotImplementedError("the Duck Chess search is not built yet")
+
+
+__all__ = ["DuckGame", "DuckPosition", "PositionError", "MoveError", "move_from", "move_to"]
