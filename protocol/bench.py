@@ -1,5 +1,9 @@
 """`mallard bench ...`: benchmark tables (speed targets are met here, never in unit tests).
 
+`bench duck-perft` times Duck Chess perft (startpos depth 3, reference row 3 at depths 2 and
+3, bulk counting at the last ply; startpos depth 3 also without it); `--reference PATH` runs a
+Fairy-Stockfish binary (built with all=yes) on the same perfts in the same run.
+
 `bench connect4` solves the public test sets through the Python API with a fresh table per
 position and prints, per set: positions, correct, mean, median and max time, mean nodes, Mnodes/s;
 with `--reference bitbully` it times BitBully's MTD(f) on the same positions in the same run.
@@ -99,8 +103,11 @@ def bench_connect4(sets, limit, use_book, weak, reference, out: TextIO = sys.std
     return 1 if failures else 0
 
 
+MIN_WIDTHS = {"leaves": 13}
+
+
 def _width(index: int, title: str) -> int:
-    return max(len(title), 13 if index == 0 else 10)
+    return max(len(title), 13 if index == 0 else MIN_WIDTHS.get(title, 10))
 
 
 def _table_row(row, header) -> str:
@@ -109,3 +116,89 @@ def _table_row(row, header) -> str:
 
 def _separator(header) -> str:
     return "|" + "|".join("-" * (_width(i, h) + 2) for i, h in enumerate(header)) + "|"
+
+
+# --- Duck Chess perft ------------------------------------------------------------------------
+
+DUCK_PERFT_ROWS = [
+    # (label, FEN or None for the start position, depth, bulk, expected leaves)
+    ("startpos", None, 3, True, 249921262),
+    ("row 3", "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p*1P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1",
+     2, True, 1771254),
+    ("row 3", "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p*1P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1",
+     3, True, 2572846482),
+    ("startpos", None, 3, False, 249921262),
+]
+
+
+class _UciPerft:
+    """A Fairy-Stockfish process answering `go perft` for the duck variant."""
+
+    def __init__(self, path: str):
+        import subprocess
+
+        self.process = subprocess.Popen([path], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        text=True, bufsize=1)
+        self._send("uci")
+        self._wait("uciok")
+        self._send("setoption name UCI_Variant value duck")
+        self._send("isready")
+        self._wait("readyok")
+
+    def _send(self, line: str) -> None:
+        self.process.stdin.write(line + "\n")
+        self.process.stdin.flush()
+
+    def _wait(self, prefix: str) -> str:
+        for line in self.process.stdout:
+            if line.startswith(prefix):
+                return line
+        raise RuntimeError(f"the reference engine ended before '{prefix}'")
+
+    def perft(self, fen, depth: int) -> tuple[int, float]:
+        self._send(f"position fen {fen}" if fen else "position startpos")
+        self._send("isready")
+        self._wait("readyok")
+        started = time.perf_counter()
+        self._send(f"go perft {depth}")
+        line = self._wait("Nodes searched")
+        return int(line.split(":")[1]), time.perf_counter() - started
+
+    def close(self) -> None:
+        self._send("quit")
+        self.process.wait(timeout=10)
+
+
+def bench_duck_perft(reference=None, out: TextIO = sys.stdout) -> int:
+    from engines.duck.rules import DuckGame
+
+    game = DuckGame()
+    game.start_position().perft(2)  # compile (or load the numba cache) outside the timings
+    out.write("# mallard bench duck-perft (bulk: the last ply is counted from the piece moves)\n")
+    out.write(f"# {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
+              f"Python {platform.python_version()}, {date.today().isoformat()}\n")
+    header = ["position", "depth", "bulk", "leaves", "correct", "seconds", "Mleaves/s"]
+    engine = None
+    if reference:
+        header += ["reference s", "speed-up"]
+        engine = _UciPerft(reference)
+    out.write(_table_row(header, header) + "\n" + _separator(header) + "\n")
+    failures = 0
+    for label, fen, depth, bulk, expected in DUCK_PERFT_ROWS:
+        position = game.parse_position(fen) if fen else game.start_position()
+        started = time.perf_counter()
+        leaves = position.perft(depth, bulk)
+        seconds = time.perf_counter() - started
+        failures += leaves != expected
+        row = [label, str(depth), "yes" if bulk else "no", f"{leaves:,}",
+               "yes" if leaves == expected else f"NO ({expected:,})", f"{seconds:.3f}",
+               f"{leaves / seconds / 1e6:,.0f}"]
+        if engine is not None:
+            ref_leaves, ref_seconds = engine.perft(fen, depth)
+            failures += ref_leaves != expected
+            row += [f"{ref_seconds:.3f}", f"{ref_seconds / seconds:.1f}x"]
+        out.write(_table_row(row, header) + "\n")
+        out.flush()
+    if engine is not None:
+        engine.close()
+    return 1 if failures else 0

@@ -1,4 +1,4 @@
-"""The `mallard` command line: subcommands `solve`, `bench`, `book` (argparse)."""
+"""The `mallard` command line: subcommands `solve`, `perft`, `bench`, `book` (argparse)."""
 
 from __future__ import annotations
 
@@ -21,6 +21,30 @@ def _bench(args) -> int:
 
     sets = args.set or list(TEST_SETS)
     return bench_connect4(sets, args.limit, not args.no_book, args.weak, args.reference)
+
+
+def _perft(args) -> int:
+    from engines import get_game
+
+    game = get_game(args.game)
+    position = game.parse_position(args.fen) if args.fen else game.start_position()
+    bulk = not args.no_bulk
+    if args.divide:
+        total = 0
+        for move, count in position.divide(args.depth, bulk):
+            print(f"{position.format_move(move)}: {count}")
+            total += count
+        print()
+    else:
+        total = position.perft(args.depth, bulk)
+    print(f"Nodes searched: {total}")
+    return 0
+
+
+def _bench_duck_perft(args) -> int:
+    from protocol.bench import bench_duck_perft
+
+    return bench_duck_perft(args.reference)
 
 
 def _book_build(args) -> int:
@@ -53,6 +77,16 @@ def build_parser() -> argparse.ArgumentParser:
     solve.add_argument("--hash", type=int, default=128, metavar="MB", help="table size (MB)")
     solve.set_defaults(run=_solve)
 
+    perft = commands.add_parser("perft", help="count the leaves of the move tree")
+    perft.add_argument("game", choices=["duck"], help="the game")
+    perft.add_argument("depth", type=int, metavar="DEPTH")
+    perft.add_argument("--fen", help="start from this FEN (default: the start position)")
+    perft.add_argument("--divide", action="store_true",
+                       help="first print 'move: count' for every root move")
+    perft.add_argument("--no-bulk", action="store_true",
+                       help="play the last ply instead of counting it")
+    perft.set_defaults(run=_perft)
+
     bench = commands.add_parser("bench", help="benchmark tables")
     bench_games = bench.add_subparsers(dest="game", metavar="GAME", required=True)
     c4 = bench_games.add_parser("connect4", help="the public Connect Four test sets")
@@ -64,6 +98,11 @@ def build_parser() -> argparse.ArgumentParser:
     c4.add_argument("--weak", action="store_true")
     c4.add_argument("--reference", choices=["bitbully"], help="time BitBully in the same run")
     c4.set_defaults(run=_bench)
+
+    dp = bench_games.add_parser("duck-perft", help="Duck Chess perft speed")
+    dp.add_argument("--reference", metavar="ENGINE",
+                    help="a Fairy-Stockfish binary to time on the same perfts in the same run")
+    dp.set_defaults(run=_bench_duck_perft)
 
     book = commands.add_parser("book", help="opening books")
     book_commands = book.add_subparsers(dest="book_command", metavar="ACTION", required=True)

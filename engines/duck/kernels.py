@@ -349,36 +349,78 @@ def generate_full_moves(state, undo, out):
 
 
 @njit(cache=True, nogil=True)
+def _bulk_leaves(state, moves, base):
+    """Leaves one ply below: every piece move times the squares its duck may take."""
+    end = generate_piece_moves(state, moves, base, state[S_DUCK])
+    free = free_squares(state)
+    total = 0
+    for i in range(base, end):
+        total += free + (1 if is_capture(state, moves[i]) else 0)
+    return total
+
+
+@njit(cache=True, nogil=True)
 def perft(state, undo, moves, ply, depth, bulk):
     """Leaf count of the full-move tree to `depth`; with `bulk`, the last ply is counted, not made.
 
-    A position whose king is gone or which has no move has no children.
+    A position whose king is gone or which has no move has no children. The tree walk keeps
+    its own stack (no recursion: numba's cache mishandles recursive functions, numba #6061).
     """
     if depth == 0:
         return 1
-    base = ply * MAX_MOVES
-    duck = state[S_DUCK]
-    end = generate_piece_moves(state, moves, base, duck)
+    if bulk and depth == 1:
+        return _bulk_leaves(state, moves, ply * MAX_MOVES)
+    cursor = np.zeros(depth, dtype=np.int64)     # next piece move of each level
+    end = np.zeros(depth, dtype=np.int64)
+    duck_at = np.zeros(depth, dtype=np.int64)    # the duck each level's side must move
+    square_at = np.full(depth, -1, dtype=np.int64)  # duck square being tried, -1: no move made
+    ep_at = np.zeros(depth, dtype=np.int64)
+    key_at = np.zeros(depth, dtype=np.int64)
     total = 0
-    if depth == 1 and bulk:
-        free = free_squares(state)
-        for i in range(base, end):
-            move = moves[i]
-            total += free + (1 if is_capture(state, move) else 0)
-        return total
-    for i in range(base, end):
-        push_piece_move(state, undo, moves[i])
-        ep = state[S_EP]
-        key = state[S_KEY]
-        for rank in range(8):
-            for file in range(8):
-                sq = rank * 16 + file
-                if state[sq] == 0 and sq != duck:
-                    drop_duck(state, sq)
-                    total += perft(state, undo, moves, ply + 1, depth - 1, bulk)
-                    state[S_EP] = ep
-                    state[S_KEY] = key
-        pop_move(state, undo)
+    level = 0
+    base = ply * MAX_MOVES
+    cursor[0] = base
+    end[0] = generate_piece_moves(state, moves, base, state[S_DUCK])
+    duck_at[0] = state[S_DUCK]
+    while level >= 0:
+        sq = square_at[level]
+        if sq < 0:
+            if cursor[level] == end[level]:
+                level -= 1
+                if level >= 0:
+                    state[S_EP] = ep_at[level]
+                    state[S_KEY] = key_at[level]
+                continue
+            push_piece_move(state, undo, moves[cursor[level]])
+            ep_at[level] = state[S_EP]
+            key_at[level] = state[S_KEY]
+        sq += 1
+        while sq < 128 and ((sq & 0x88) or state[sq] != 0 or sq == duck_at[level]):
+            sq += 1
+        if sq == 128:
+            pop_move(state, undo)
+            cursor[level] += 1
+            square_at[level] = -1
+            continue
+        square_at[level] = sq
+        remaining = depth - level - 1
+        drop_duck(state, sq)
+        if remaining == 0:
+            total += 1
+            state[S_EP] = ep_at[level]
+            state[S_KEY] = key_at[level]
+            continue
+        if bulk and remaining == 1:
+            total += _bulk_leaves(state, moves, (ply + level + 1) * MAX_MOVES)
+            state[S_EP] = ep_at[level]
+            state[S_KEY] = key_at[level]
+            continue
+        level += 1
+        base = (ply + level) * MAX_MOVES
+        cursor[level] = base
+        end[level] = generate_piece_moves(state, moves, base, state[S_DUCK])
+        duck_at[level] = state[S_DUCK]
+        square_at[level] = -1
     return total
 
 

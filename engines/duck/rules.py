@@ -19,8 +19,8 @@ import numpy as np
 from engines.base import Game, GameResult, MoveError, Position, PositionError
 from engines.duck import notation
 from engines.duck.board import (
-    MAX_MOVES, MOVE_DUCK, PIECE_MOVE_MASK, S_DEPTH, S_DUCK, S_FULLMOVE, S_HALFMOVE, S_KING, S_SIDE, SQUARE_NAMES,
-    UNDO_SIZE, move_duck, move_from, move_to, with_duck,
+    MAX_MOVES, MAX_PLY, MOVE_DUCK, PIECE_MOVE_MASK, S_DEPTH, S_DUCK, S_FULLMOVE, S_HALFMOVE,
+    S_KING, S_SIDE, SQUARE_NAMES, UNDO_SIZE, move_duck, move_from, move_to, with_duck,
 )
 
 MAX_FULL_MOVES = MAX_MOVES * 64
@@ -177,6 +177,26 @@ class DuckPosition(Position):
     def play_san(self, texts: Iterable[str]) -> "DuckPosition":
         return self.play_text(texts)
 
+    # --- perft ----------------------------------------------------------------------------------
+    def perft(self, depth: int, bulk: bool = True) -> int:
+        """Leaves of the full-move tree (a king gone or no move: no children). With `bulk` the
+        last ply is counted from the piece moves instead of being played."""
+        if not 0 <= depth < MAX_PLY:
+            raise ValueError(f"perft depth must be between 0 and {MAX_PLY - 1}")
+        buffers = _perft_buffers()
+        return int(_kernels().perft(self._scratch_state(), *buffers, 0, depth, bulk))
+
+    def divide(self, depth: int, bulk: bool = True) -> list[tuple[int, int]]:
+        """(root full move, perft(depth - 1) below it) for every legal move."""
+        if not 1 <= depth < MAX_PLY:
+            raise ValueError(f"divide depth must be between 1 and {MAX_PLY - 1}")
+        undo, moves = _perft_buffers()
+        out_moves = np.empty(MAX_FULL_MOVES, dtype=np.int64)
+        out_counts = np.empty(MAX_FULL_MOVES, dtype=np.int64)
+        count = _kernels().perft_divide(self._scratch_state(), undo, moves, depth, bulk,
+                                        out_moves, out_counts)
+        return list(zip(out_moves[:count].tolist(), out_counts[:count].tolist()))
+
     def __repr__(self) -> str:
         return f"DuckPosition('{self.fen()}')"
 
@@ -185,6 +205,11 @@ class DuckPosition(Position):
 
     def __hash__(self) -> int:
         return hash(self.fen())
+
+
+def _perft_buffers() -> tuple[np.ndarray, np.ndarray]:
+    return (np.zeros(MAX_PLY * UNDO_SIZE, dtype=np.int64),
+            np.zeros(MAX_PLY * MAX_MOVES, dtype=np.int64))
 
 
 def _undo() -> np.ndarray:

@@ -1,0 +1,110 @@
+"""The 0x88 ray tables, duck blocking, Zobrist keys and make/unmake, against plain geometry."""
+
+import numpy as np
+import pytest
+
+from engines.duck import kernels
+from engines.duck.board import (
+    ALL_SQUARES, KIND_CASTLE, MAX_MOVES, MAX_PLY, RAY_DIRECTION, RAY_DISTANCE, RAY_OFFSET, S_DEPTH,
+    S_DUCK, S_KEY, UNDO_SIZE, Z_DUCK, move_from, move_kind, move_to,
+)
+from tests.engines.duck.conftest import random_positions
+
+
+def coordinates(sq):
+    return sq & 7, sq >> 4
+
+
+def geometric_ray(frm, to):
+    """(unit step, length) when `to` is on a line from `frm` or a knight jump away, else None."""
+    (f0, r0), (f1, r1) = coordinates(frm), coordinates(to)
+    df, dr = f1 - f0, r1 - r0
+    if (abs(df), abs(dr)) in ((1, 2), (2, 1)):
+        return (df, dr), 1
+    if (df, dr) == (0, 0) or not (df == 0 or dr == 0 or abs(df) == abs(dr)):
+        return None
+    length = max(abs(df), abs(dr))
+    return (df // length, dr // length), length
+
+
+def path_squares(frm, end):
+    """Squares a move from `frm` passes through up to and including `end` (geometry only)."""
+    ray = geometric_ray(frm, end)
+    (sf, sr), length = ray
+    f, r = coordinates(frm)
+    if (abs(sf), abs(sr)) in ((1, 2), (2, 1)):
+        return {end}
+    return {16 * (r + sr * i) + f + sf * i for i in range(1, length + 1)}
+
+
+def test_ray_tables_match_geometry():
+    for frm in ALL_SQUARES:
+        for to in ALL_SQUARES:
+            if frm == to:
+                continue
+            ray = geometric_ray(frm, to)
+            index = to - frm + RAY_OFFSET
+            if ray is None:
+                assert RAY_DIRECTION[index] == 0
+                continue
+            assert RAY_DIRECTION[index] != 0
+            assert RAY_DISTANCE[index] == ray[1]
+            # one code per direction: pairs share a code exactly when their unit steps agree
+            for other in ALL_SQUARES:
+                other_ray = geometric_ray(frm, other) if other != frm else None
+                same = other_ray is not None and other_ray[0] == ray[0]
+                assert (RAY_DIRECTION[other - frm + RAY_OFFSET] == RAY_DIRECTION[index]) == same
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_is_blocked_equals_path_geometry(game, seed):
+    """A duck blocks a move exactly when it stands on the move's path (castling: between K and R)."""
+    for position in random_positions(game, 10, seed):
+        state = position.state.copy()
+        buffer = np.empty(MAX_MOVES, dtype=np.int64)
+        count = kernels.generate_piece_moves(state, buffer, 0, -1)
+        empty = [sq for sq in ALL_SQUARES if state[sq] == 0]
+        for move in buffer[:count]:
+            frm, to = move_from(move), move_to(move)
+            end = (frm + 3 if to > frm else frm - 4) if move_kind(move) == KIND_CASTLE else to
+            path = path_squares(frm, end)
+            for k in empty:
+                assert kernels.is_blocked(move, k) == (k in path), (position.fen(), move, k)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_generation_with_duck_is_duck_free_generation_filtered(game, seed):
+    for position in random_positions(game, 10, seed):
+        state = position.state.copy()
+        free = np.empty(MAX_MOVES, dtype=np.int64)
+        count = kernels.generate_piece_moves(state, free, 0, -1)
+        for k in ALL_SQUARES:
+            if state[k] != 0:
+                continue
+            ducked = np.empty(MAX_MOVES, dtype=np.int64)
+            n = kernels.generate_piece_moves(state, ducked, 0, k)
+            expected = [m for m in free[:count] if not kernels.is_blocked(m, k)]
+            assert ducked[:n].tolist() == expected
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_make_unmake_restores_and_keys_stay_incremental(game, seed):
+    for position in random_positions(game, 8, seed):
+        state = position.state.copy()
+        state[S_DEPTH] = 0
+        before = state.copy()
+        undo = np.zeros(MAX_PLY * UNDO_SIZE, dtype=np.int64)
+        moves = position.legal_moves()
+        for move in moves[:: max(1, len(moves) // 60)]:
+            kernels.make_move(state, undo, move)
+            assert state[S_KEY] == kernels.compute_key(state)
+            assert kernels.full_key(state) == state[S_KEY] ^ Z_DUCK[state[S_DUCK]]
+            kernels.pop_move(state, undo)
+            assert np.array_equal(state, before)
+
+
+def test_duck_key_separates_positions_that_differ_only_by_the_duck(game):
+    a = game.parse_position("4k3/8/8/3*4/8/8/4P3/4K2R w K - 0 1")
+    b = game.parse_position("4k3/8/8/4*3/8/8/4P3/4K2R w K - 0 1")
+    assert a.state[S_KEY] == b.state[S_KEY]  # the search's key ignores the duck
+    assert a.key != b.key                    # repetition does not
