@@ -229,7 +229,14 @@ class DuckGame(Game):
         return DuckPosition(self, notation.parse_fen(text))
 
     def new_searcher(self, **options):
-        raise NotImplementedError("the Duck Chess search is not built yet")
+        from engines.duck.searcher import DuckSearcher
+
+        return DuckSearcher(self, **options)
+
+    def options(self):
+        from engines.duck.searcher import OPTIONS
+
+        return list(OPTIONS)
 
 
 __all__ = ["DuckGame", "DuckPosition", "PositionError", "MoveError", "move_from", "move_to"]

@@ -1,0 +1,289 @@
+"""The Duck Chess engine behind the common interface: iterative deepening over the exception search.
+
+`DuckSearcher.search` runs `search_kernels.search_root` once per depth (aspiration window around
+the previous score, widened on failure), orders the root moves by the last iteration, reports
+each finished iteration through `on_info`, and stops on the caller's flag, a deadline or a node
+limit through a watchdog thread (the kernels poll one flag array with the GIL released).
+
+The move played carries the duck square the root search chose (see `search_kernels`); when every
+free square is as good, the duck goes where it blocks most of the opponent's replies. The PV is
+read from the transposition table, each move with its duck, and is cut where it stops being legal.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Callable, Optional
+
+import numpy as np
+
+from engines.base import Limits, Option, Score, SearchInfo, SearchResult, Searcher
+from engines.duck import kernels as K
+from engines.duck import search_kernels as SK
+from engines.duck.board import (
+    MAX_MOVES, MAX_PLY, PIECE_MOVE_MASK, S_DEPTH, S_DUCK, S_KEY, UNDO_SIZE, with_duck,
+)
+
+DEFAULT_HASH_MB = 64
+MAX_DEPTH = 64
+ASPIRATION = 40
+
+
+class SearchBuffers:
+    """The arrays one search thread works in; the table survives between searches."""
+
+    def __init__(self, hash_mb: int = DEFAULT_HASH_MB):
+        self.undo = np.zeros(MAX_PLY * UNDO_SIZE, dtype=np.int64)
+        self.moves = np.zeros(MAX_PLY * MAX_MOVES, dtype=np.int64)
+        self.order = np.zeros(MAX_PLY * MAX_MOVES, dtype=np.int64)
+        self.ex = np.zeros(MAX_PLY * SK.EX_STRIDE, dtype=np.int64)
+        self.ctx = np.zeros(SK.CTX_SIZE, dtype=np.int64)
+        self.stop = np.zeros(1, dtype=np.int64)
+        self.set_hash(hash_mb)
+
+    def set_hash(self, hash_mb: int) -> None:
+        entries = max(1024, int(hash_mb) * (1 << 20) // (8 * SK.TT_WORDS))
+        bits = entries.bit_length() - 1
+        self.tt = np.zeros((1 << bits) * SK.TT_WORDS, dtype=np.int64)
+        self.ctx[SK.C_TT_MASK] = (1 << bits) - 1
+
+    def clear(self) -> None:
+        self.tt[:] = 0
+        self.ctx[SK.C_KILLERS:] = 0
+
+    def start(self, node_limit: int = 0, quiescence: bool = True,
+              quiescence_ply_limit: int = SK.MAX_SEARCH_PLY, same_depth_only: bool = False):
+        self.ctx[SK.C_NODES] = 0
+        self.ctx[SK.C_ABORTED] = 0
+        self.ctx[SK.C_SELDEPTH] = 0
+        self.ctx[SK.C_NODE_LIMIT] = node_limit
+        self.ctx[SK.C_QSEARCH] = int(quiescence)
+        self.ctx[SK.C_QUIESCENCE_PLY_LIMIT] = quiescence_ply_limit
+        self.ctx[SK.C_TT_SAME_DEPTH] = int(same_depth_only)
+        self.stop[0] = 0
+
+    def root(self, state, depth, alpha, beta, root_moves, values, ducks) -> int:
+        return int(SK.search_root(state, self.undo, self.moves, self.order, self.ex, self.ctx,
+                                  self.tt, self.stop, depth, alpha, beta, root_moves, values,
+                                  ducks, len(root_moves)))
+
+    @property
+    def nodes(self) -> int:
+        return int(self.ctx[SK.C_NODES])
+
+
+def root_state(position) -> np.ndarray:
+    state = position.state.copy()
+    state[S_DEPTH] = 0
+    return state
+
+
+def exception_value(position, depth: int, quiescence: bool, quiescence_ply_limit: int,
+                    buffers: Optional[SearchBuffers] = None) -> tuple[int, int]:
+    """(value, nodes) of one fixed-depth, full-window exception search from a fresh table."""
+    buffers = buffers or SearchBuffers(1)
+    buffers.clear()
+    buffers.start(quiescence=quiescence, quiescence_ply_limit=quiescence_ply_limit,
+                  same_depth_only=True)
+    root_moves = np.array(position.piece_moves(), dtype=np.int64)
+    values = np.zeros(len(root_moves), dtype=np.int64)
+    ducks = np.zeros(len(root_moves), dtype=np.int64)
+    buffers.root(root_state(position), depth, -SK.INF, SK.INF, root_moves, values, ducks)
+    return int(values.max()), buffers.nodes
+
+
+def enumeration_value(position, depth: int, quiescence: bool,
+                      quiescence_ply_limit: int) -> tuple[int, int]:
+    """(value, nodes) of the plain search over every (piece move, duck square) pair."""
+    from engines.duck.enumeration import enumerate_search
+
+    buffers = SearchBuffers(1)
+    buffers.start(quiescence=quiescence, quiescence_ply_limit=quiescence_ply_limit)
+    value = enumerate_search(root_state(position), buffers.undo, buffers.moves, buffers.ctx,
+                             0, depth, -SK.INF, SK.INF, quiescence)
+    return int(value), buffers.nodes
+
+
+def uci_score(value: int) -> Score:
+    """Centipawns, or mate in moves of the side to move (a king capture or a fowling win)."""
+    if value > SK.MATE_BOUND:
+        return Score.mate((SK.MATE - value + 1) // 2)
+    if value < -SK.MATE_BOUND:
+        return Score.mate(-((SK.MATE + value + 1) // 2))
+    return Score.cp(value)
+
+
+def _deadline(limits: Limits, side: int, started: float) -> Optional[float]:
+    if limits.infinite or limits.ponder:
+        return None
+    if limits.movetime is not None:
+        return started + max(limits.movetime, 1) / 1000
+    remaining, increment = limits.clock_for(side)
+    if remaining is None:
+        return None
+    moves_to_go = limits.movestogo or 30
+    budget = remaining / moves_to_go + increment * 0.75
+    budget = max(5.0, min(budget, remaining * 0.4))
+    return started + budget / 1000
+
+
+class _Watchdog(threading.Thread):
+    """Raises the kernels' stop flag on the caller's flag or at the deadline."""
+
+    def __init__(self, stop: np.ndarray, external: Optional[np.ndarray],
+                 deadline: Optional[float]):
+        super().__init__(daemon=True)
+        self.stop, self.external, self.deadline = stop, external, deadline
+        self.done = threading.Event()
+
+    def run(self) -> None:
+        while not self.done.wait(0.001):
+            if (self.external is not None and self.external[0]) or (
+                    self.deadline is not None and time.perf_counter() >= self.deadline):
+                self.stop[0] = 1
+                return
+
+    def finish(self) -> None:
+        self.done.set()
+        self.join()
+
+
+class DuckSearcher(Searcher):
+    def __init__(self, game, hash_mb: int = DEFAULT_HASH_MB):
+        self.game = game
+        self.buffers = SearchBuffers(hash_mb)
+
+    def set_option(self, name: str, value) -> None:
+        if name.lower() == "hash":
+            self.buffers.set_hash(int(value))
+        else:
+            raise KeyError(name)
+
+    def clear(self) -> None:
+        self.buffers.clear()
+
+    def search(self, position, limits: Limits = Limits(), stop_flag: Optional[np.ndarray] = None,
+               on_info: Optional[Callable[[SearchInfo], None]] = None) -> SearchResult:
+        started = time.perf_counter()
+        if position.result() is not None:
+            return SearchResult(None, score=Score.mate(0))
+        buffers = self.buffers
+        buffers.start(node_limit=limits.nodes or 0)
+        state = root_state(position)
+        root_moves = np.array(position.piece_moves(), dtype=np.int64)
+        values = np.zeros(len(root_moves), dtype=np.int64)
+        ducks = np.full(len(root_moves), -1, dtype=np.int64)
+        max_depth = min(limits.depth or MAX_DEPTH, MAX_DEPTH)
+        watchdog = _Watchdog(buffers.stop, stop_flag,
+                             _deadline(limits, position.side_to_move, started))
+        watchdog.start()
+        best_move, best_value, completed_depth, pv = None, 0, 0, []
+        try:
+            for depth in range(1, max_depth + 1):
+                alpha, beta = (-SK.INF, SK.INF) if depth <= 2 else (
+                    best_value - ASPIRATION, best_value + ASPIRATION)
+                delta = ASPIRATION
+                while True:
+                    done = buffers.root(state, depth, alpha, beta, root_moves, values, ducks)
+                    if done < len(root_moves) or buffers.ctx[SK.C_ABORTED]:
+                        break
+                    top = int(values.max())
+                    delta *= 4
+                    if top <= alpha:
+                        alpha = max(-SK.INF, top - delta)
+                    elif top >= beta:
+                        beta = min(SK.INF, top + delta)
+                    else:
+                        break
+                if buffers.ctx[SK.C_ABORTED]:
+                    break
+                order = np.argsort(-values, kind="stable")
+                root_moves, values, ducks = root_moves[order], values[order], ducks[order]
+                best_value = int(values[0])
+                best_move = self._full_move(position, int(root_moves[0]), int(ducks[0]))
+                completed_depth = depth
+                pv = self._principal_variation(position, best_move)
+                if on_info:
+                    on_info(SearchInfo(depth=depth, seldepth=int(buffers.ctx[SK.C_SELDEPTH]),
+                                       score=uci_score(best_value), nodes=buffers.nodes,
+                                       time_ms=_elapsed_ms(started), pv=pv,
+                                       hashfull=self._hashfull()))
+                if abs(best_value) > SK.MATE_BOUND and depth >= SK.MATE - abs(best_value):
+                    break  # a forced result no deeper search can change
+        finally:
+            watchdog.finish()
+        if best_move is None:  # stopped before depth 1 finished: any legal move
+            best_move = self._full_move(position, int(root_moves[0]), -1)
+            pv = [best_move]
+        return SearchResult(best_move, pv[1] if len(pv) > 1 else None, uci_score(best_value),
+                            pv, completed_depth, buffers.nodes, _elapsed_ms(started),
+                            stopped=bool(buffers.ctx[SK.C_ABORTED]))
+
+    def _full_move(self, position, piece: int, duck: int) -> int:
+        """The piece move with its duck; `duck` -1 (or illegal) picks the most blocking square."""
+        state = root_state(position)
+        undo = np.zeros(2 * UNDO_SIZE, dtype=np.int64)
+        old_duck = int(state[S_DUCK])
+        K.push_piece_move(state, undo, piece)
+        if duck < 0 or duck & 0x88 or state[duck] != 0 or duck == old_duck:
+            duck = int(best_blocking_square(state, old_duck))
+        return with_duck(piece, duck)
+
+    def _principal_variation(self, position, first_move: int) -> list:
+        pv = [first_move]
+        seen = {position.key}
+        current = position.play(first_move)
+        tt, mask = self.buffers.tt, int(self.buffers.ctx[SK.C_TT_MASK])
+        while len(pv) < MAX_DEPTH and current.result() is None and current.key not in seen:
+            seen.add(current.key)
+            key = int(current.state[S_KEY])
+            slot = (key & mask) * SK.TT_WORDS
+            if int(tt[slot]) != key:
+                break
+            data = int(tt[slot + 1])
+            piece = data & 0xFFFFF
+            if piece == 0 or piece not in current.piece_moves():
+                break
+            # the duck: where the reply's node is lowest, unless that is where it stands now
+            child = root_state(current)
+            undo = np.zeros(2 * UNDO_SIZE, dtype=np.int64)
+            K.push_piece_move(child, undo, piece & PIECE_MOVE_MASK)
+            child_key = int(child[S_KEY])
+            child_slot = (child_key & mask) * SK.TT_WORDS
+            duck = -1
+            if int(tt[child_slot]) == child_key:
+                child_data = int(tt[child_slot + 1])
+                rx, rx2 = ((child_data >> 32) & 0xFF) - 1, ((child_data >> 40) & 0xFF) - 1
+                duck = rx2 if rx == current.duck and rx >= 0 else rx
+            move = self._full_move(current, piece, duck)
+            pv.append(move)
+            current = current.play(move)
+        return pv
+
+    def _hashfull(self) -> int:
+        sample = self.buffers.tt[:4000 * SK.TT_WORDS:SK.TT_WORDS]
+        return int(np.count_nonzero(sample) * 1000 // max(1, len(sample)))
+
+
+def best_blocking_square(state: np.ndarray, old_duck: int) -> int:
+    """The free square (empty, not the old duck's) that blocks most of the side to move's moves."""
+    buffer = np.empty(MAX_MOVES, dtype=np.int64)
+    count = K.generate_piece_moves(state, buffer, 0, -1)
+    best, best_blocked = -1, -1
+    for rank in range(8):
+        for file in range(8):
+            sq = rank * 16 + file
+            if state[sq] != 0 or sq == old_duck:
+                continue
+            blocked = sum(1 for m in buffer[:count] if K.is_blocked(int(m), sq))
+            if blocked > best_blocked:
+                best, best_blocked = sq, blocked
+    return best
+
+
+def _elapsed_ms(started: float) -> int:
+    return int((time.perf_counter() - started) * 1000)
+
+
+OPTIONS = [Option("Hash", "spin", DEFAULT_HASH_MB, 1, 4096)]
