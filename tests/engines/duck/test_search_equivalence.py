@@ -1,0 +1,50 @@
+"""The exception search returns exactly the value of the plain search over every (piece move,
+duck square) pair, with the same evaluation, at depths 1, 2 and 3, with and without quiescence.
+
+Quiescence is compared with a ply cap (the same in both), because the plain search's capture tree
+multiplied by ~40 duck squares per ply is too large to finish otherwise.
+"""
+
+import pytest
+
+from engines.duck.searcher import SearchBuffers, enumeration_value, exception_value
+from tests.engines.duck.conftest import random_positions
+
+
+def live_positions(game, count, seed):
+    return [p for p in random_positions(game, count, seed, max_plies=50) if p.result() is None]
+
+
+def compare(positions, depth, quiescence, cap):
+    buffers = SearchBuffers(1)
+    for position in positions:
+        fast, _ = exception_value(position, depth, quiescence, cap, buffers)
+        plain, _ = enumeration_value(position, depth, quiescence, cap)
+        assert fast == plain, (position.fen(), depth, quiescence)
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("depth", [1, 2])
+def test_equal_values_without_quiescence(game, seed, depth):
+    compare(live_positions(game, 25, seed), depth, False, 0)
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("depth", [1, 2])
+def test_equal_values_with_quiescence(game, seed, depth):
+    compare(live_positions(game, 15, 100 + seed), depth, True, depth + 2)
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_equal_values_at_depth_3(game, seed):
+    compare(live_positions(game, 10, 200 + seed), 3, False, 0)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("block", range(10))
+def test_equal_values_on_300_positions(game, block):
+    positions = live_positions(game, 30, 1000 + block)
+    for depth in (1, 2, 3):
+        compare(positions, depth, False, 0)
+    for depth in (1, 2, 3):
+        compare(positions, depth, True, depth + 2)
