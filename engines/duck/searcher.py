@@ -150,9 +150,10 @@ class _Watchdog(threading.Thread):
 
 
 class DuckSearcher(Searcher):
-    def __init__(self, game, hash_mb: int = DEFAULT_HASH_MB):
+    def __init__(self, game, hash_mb: int = DEFAULT_HASH_MB, quiescence: bool = True):
         self.game = game
         self.buffers = SearchBuffers(hash_mb)
+        self.quiescence = quiescence  # False: leaves are evaluated as they stand (tests)
 
     def set_option(self, name: str, value) -> None:
         if name.lower() == "hash":
@@ -169,7 +170,8 @@ class DuckSearcher(Searcher):
         if position.result() is not None:
             return SearchResult(None, score=Score.mate(0))
         buffers = self.buffers
-        buffers.start(node_limit=limits.nodes or 0)
+        buffers.start(node_limit=limits.nodes or 0, quiescence=self.quiescence,
+                      same_depth_only=not self.quiescence)
         state = root_state(position)
         root_moves = np.array(position.piece_moves(), dtype=np.int64)
         values = np.zeros(len(root_moves), dtype=np.int64)

@@ -1,0 +1,123 @@
+"""The Duck Chess engine: tactics with the right mate scores, legal moves whose duck square
+delivers the value the search claims, limits and stopping."""
+
+import threading
+import time
+
+import numpy as np
+import pyffish
+import pytest
+
+from engines.base import Limits
+from engines.duck.searcher import enumeration_value
+from tests.engines.duck.conftest import random_positions
+
+
+@pytest.fixture
+def searcher(game):
+    return game.new_searcher(hash_mb=16)
+
+
+@pytest.mark.parametrize("fen,best,mate,plain_depth", [
+    # the king can be taken at once
+    ("4k3/8/8/8/8/8/8/4RK1* w - - 0 1", "e1e8", 1, 1),
+    # a knight check cannot be blocked by the duck: Nc7 and Nxa8 next
+    ("kn6/pp6/8/3N4/8/8/8/7K w - - 0 1", "d5c7", 2, 3),
+    # "reserving": the duck on e7 blocks the rook now, and must leave e7 on Black's turn, so
+    # Black cannot use it to block Re6xe8
+    ("3bkb2/3r1r2/R7/8/8/8/8/7K w - - 0 1", "a6e6,e6e7", 2, 3),
+    # two lines on the king (and knight and bishop on its flight squares): one duck blocks one
+    ("k6R/1p1N4/8/8/8/4B3/8/R5K1 b - - 0 1", None, -1, 2),
+])
+def test_forced_king_captures_get_mate_scores(game, searcher, fen, best, mate, plain_depth):
+    position = game.parse_position(fen)
+    result = searcher.search(position, Limits(depth=4))
+    assert result.score.kind == "mate" and result.score.value == mate
+    if best:
+        assert position.format_move(result.best_move).startswith(best)
+    plain, _ = enumeration_value(position, plain_depth, False, 0)
+    win = 30000 - (2 * mate - 1) if mate > 0 else -(30000 - 2 * -mate)
+    assert plain == win  # the full enumeration proves the same forced result
+
+
+def test_one_line_on_the_king_is_blocked_by_the_duck(game, searcher):
+    position = game.parse_position("k7/1p6/8/8/8/8/8/R5K1 b - - 0 1")
+    result = searcher.search(position, Limits(depth=3))
+    assert result.score.kind == "cp"
+    after = position.play(result.best_move)
+    assert after.duck is not None and after.duck & 7 == 0  # the duck stands on the a-file
+    assert pyffish.legal_moves("duck", after.fen(), [])  # and the game goes on
+
+
+def test_search_returns_pyffish_legal_moves_from_random_positions(game):
+    searcher = game.new_searcher(hash_mb=16)
+    for position in random_positions(game, 30, 7):
+        if position.result() is not None:
+            assert searcher.search(position, Limits(depth=2)).best_move is None
+            continue
+        result = searcher.search(position, Limits(depth=3))
+        text = position.format_move(result.best_move)
+        assert text in pyffish.legal_moves("duck", position.fen(), [])
+        fen = position.fen()
+        for move in result.pv:  # the whole PV is a legal line with duck squares
+            assert position.format_move(move) in pyffish.legal_moves("duck", fen, [])
+            fen = pyffish.get_fen("duck", fen, [position.format_move(move)])
+            position = position.play(move)
+
+
+@pytest.mark.parametrize("depth", [1, 2])
+def test_the_duck_square_played_delivers_the_searched_value(game, depth):
+    """The value of the full move played (piece and duck), by plain enumeration one ply less,
+    is the root value: the duck goes where the exception search said it should."""
+    searcher = game.new_searcher(hash_mb=4, quiescence=False)
+    checked = 0
+    for position in random_positions(game, 25, 11 + depth):
+        if position.result() is not None:
+            continue
+        searcher.clear()
+        result = searcher.search(position, Limits(depth=depth))
+        after = position.play(result.best_move)
+        root = _raw(result.score)
+        if after.result() is not None:
+            continue
+        value, _ = enumeration_value(after, depth - 1, False, 0)
+        assert -value == root, (position.fen(), position.format_move(result.best_move))
+        checked += 1
+    assert checked >= 10
+
+
+def _raw(score):
+    if score.kind == "cp":
+        return score.value
+    return 30000 - (2 * score.value - 1) if score.value > 0 else -(30000 - 2 * -score.value)
+
+
+def test_node_limit_and_depth_limit(game, searcher):
+    position = game.start_position()
+    result = searcher.search(position, Limits(depth=3))
+    assert result.depth == 3
+    limited = searcher.search(position, Limits(nodes=5000))
+    assert limited.best_move is not None and limited.nodes < 5000 + 4096
+
+
+def test_stop_flag_ends_an_infinite_search_quickly(game, searcher):
+    position = game.parse_position(
+        "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p*1P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1")
+    searcher.search(position, Limits(depth=1))  # compiled
+    flag = np.zeros(1, dtype=np.int64)
+    results = []
+    thread = threading.Thread(target=lambda: results.append(
+        searcher.search(position, Limits(infinite=True), flag)))
+    thread.start()
+    time.sleep(0.5)
+    flag[0] = 1
+    stopped_at = time.perf_counter()
+    thread.join(5)
+    assert not thread.is_alive()
+    assert time.perf_counter() - stopped_at < 0.2
+    assert results[0].best_move is not None and results[0].stopped
+
+
+def test_finished_game_has_no_move(game, searcher):
+    result = searcher.search(game.parse_position("k*6/bp6/1p6/1P6/8/8/8/4K3 b - - 0 1"))
+    assert result.best_move is None and result.score.value == 0
