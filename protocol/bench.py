@@ -202,3 +202,81 @@ def bench_duck_perft(reference=None, out: TextIO = sys.stdout) -> int:
     if engine is not None:
         engine.close()
     return 1 if failures else 0
+
+
+# --- Duck Chess search -----------------------------------------------------------------------
+
+DUCK_BENCH_FENS = [
+    "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
+    "rnbqkb1r/ppp1*ppp/4pn2/3p2B1/3PP3/2N5/PPP2PPP/R2QKBNR b KQkq - 1 4",
+    "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p*1P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1",
+    "r3k2r/1P4p1/8/2pP3*/8/8/6p1/R3K2R w KQkq c6 0 1",
+    "rnbqkbnr/ppp1p1pp/*7/8/3pPp2/8/PPPP1PPP/RNBQKBNR b KQkq e3 0 3",
+    "4k3/8/8/3*4/8/8/4P3/4K2R w K - 0 1",
+    "r1bqkb1r/pppp1ppp/2n2n2/4p3/2B1P3/5N2/PPPP1PPP/RNBQK2R w KQkq - 4 4",
+    "r2q1rk1/ppp2ppp/2np1n2/2b1p1B1/2B1P1b1/2NP1N2/PPP2PPP/R2Q1RK1 w - - 2 8",
+    "3bkb2/3r1r2/R7/8/8/8/8/7K w - - 0 1",
+    "8/2k5/3p4/p2P1p2/P2P1P2/8/3K4/8 w - - 0 40",
+]
+
+
+def bench_duck(depth: int, enumeration_depths, enumeration_positions: int,
+               out: TextIO = sys.stdout) -> int:
+    from engines.base import Limits
+    from engines.duck.rules import DuckGame
+    from engines.duck.searcher import SearchBuffers, enumeration_value, exception_value
+
+    game = DuckGame()
+    positions = [game.parse_position(fen) for fen in DUCK_BENCH_FENS]
+    searcher = game.new_searcher(hash_mb=64)
+    searcher.search(positions[0], Limits(depth=2))  # compile outside the timings
+    out.write(f"# mallard bench duck: depth {depth}, quiescence on, fresh 64 MB table per "
+              "position\n")
+    out.write(f"# {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
+              f"Python {platform.python_version()}, {date.today().isoformat()}\n")
+    header = ["position", "best move", "score", "nodes", "seconds", "knodes/s"]
+    out.write(_table_row(header, header) + "\n" + _separator(header) + "\n")
+    total_nodes, total_time = 0, 0.0
+    for index, position in enumerate(positions, 1):
+        searcher.clear()
+        started = time.perf_counter()
+        result = searcher.search(position, Limits(depth=depth))
+        seconds = time.perf_counter() - started
+        total_nodes += result.nodes
+        total_time += seconds
+        row = [str(index), position.format_move(result.best_move), str(result.score),
+               f"{result.nodes:,}", f"{seconds:.3f}", f"{result.nodes / seconds / 1e3:,.0f}"]
+        out.write(_table_row(row, header) + "\n")
+        out.flush()
+    out.write(_table_row(["total", "", "", f"{total_nodes:,}", f"{total_time:.3f}",
+                          f"{total_nodes / total_time / 1e3:,.0f}"], header) + "\n")
+    out.write(f"\nbench signature (total nodes): {total_nodes}\n")
+    if not enumeration_depths:
+        return 0
+    out.write(f"\n# full enumeration against the exception search, first {enumeration_positions}"
+              " positions, no quiescence, fixed depth, values compared\n")
+    header = ["depth", "positions", "equal", "enumeration", "exception", "node ratio",
+              "enum s", "exc s"]
+    out.write(_table_row(header, header) + "\n" + _separator(header) + "\n")
+    buffers = SearchBuffers(64)
+    failures = 0
+    for enum_depth in enumeration_depths:
+        equal = plain_nodes = fast_nodes = 0
+        plain_time = fast_time = 0.0
+        for position in positions[:enumeration_positions]:
+            started = time.perf_counter()
+            fast, nodes = exception_value(position, enum_depth, False, 0, buffers)
+            fast_time += time.perf_counter() - started
+            fast_nodes += nodes
+            started = time.perf_counter()
+            plain, nodes = enumeration_value(position, enum_depth, False, 0)
+            plain_time += time.perf_counter() - started
+            plain_nodes += nodes
+            equal += fast == plain
+        failures += enumeration_positions - equal
+        row = [str(enum_depth), str(enumeration_positions), str(equal), f"{plain_nodes:,}",
+               f"{fast_nodes:,}", f"{plain_nodes / max(1, fast_nodes):,.1f}",
+               f"{plain_time:.2f}", f"{fast_time:.2f}"]
+        out.write(_table_row(row, header) + "\n")
+        out.flush()
+    return 1 if failures else 0

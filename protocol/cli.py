@@ -47,6 +47,13 @@ def _bench_duck_perft(args) -> int:
     return bench_duck_perft(args.reference)
 
 
+def _bench_duck(args) -> int:
+    from protocol.bench import bench_duck
+
+    depths = [int(d) for d in args.enumeration.split(",") if d] if args.enumeration else []
+    return bench_duck(args.depth, depths, args.enumeration_positions)
+
+
 def _book_build(args) -> int:
     from engines.connect4.book import BITBULLY_FILE, bitbully_book, build_book, cache_dir
 
@@ -103,6 +110,15 @@ def build_parser() -> argparse.ArgumentParser:
     dp.add_argument("--reference", metavar="ENGINE",
                     help="a Fairy-Stockfish binary to time on the same perfts in the same run")
     dp.set_defaults(run=_bench_duck_perft)
+
+    duck = bench_games.add_parser("duck", help="Duck Chess search: bench signature and speed")
+    duck.add_argument("--depth", type=int, default=6, help="search depth (default 6)")
+    duck.add_argument("--enumeration", default="2,3", metavar="DEPTHS",
+                      help="depths at which to compare node counts with full enumeration "
+                           "(default 2,3; '' for none)")
+    duck.add_argument("--enumeration-positions", type=int, default=10, metavar="N",
+                      help="positions used for the enumeration comparison (default all 10)")
+    duck.set_defaults(run=_bench_duck)
 
     book = commands.add_parser("book", help="opening books")
     book_commands = book.add_subparsers(dest="book_command", metavar="ACTION", required=True)
