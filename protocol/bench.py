@@ -280,3 +280,21 @@ def bench_duck(depth: int, enumeration_depths, enumeration_positions: int,
         out.write(_table_row(row, header) + "\n")
         out.flush()
     return 1 if failures else 0
+
+
+def bench_duck_match(a: str, b: str, pairs: int, nodes: int, jobs: int, seed: int,
+                     out: TextIO = sys.stdout) -> int:
+    from engines.duck.selfplay import match, parse_terms
+
+    terms_a, terms_b = parse_terms(a), parse_terms(b)
+    started = time.perf_counter()
+    result = match(terms_a, terms_b, pairs, nodes, seed=seed, jobs=jobs)
+    elo, margin = result.elo()
+    header = ["A", "B", "games", "A wins", "draws", "A losses", "A score", "Elo (95%)"]
+    out.write(f"# mallard bench duck-match: {nodes} nodes per move, {pairs} random 4-ply "
+              f"openings x 2 colours, seed {seed}, {time.perf_counter() - started:.0f} s\n")
+    out.write(_table_row(header, header) + "\n" + _separator(header) + "\n")
+    row = [a, b, str(result.games), str(result.wins), str(result.draws), str(result.losses),
+           f"{result.score:.3f}", f"{elo:+.0f} +- {margin:.0f}"]
+    out.write(_table_row(row, header) + "\n")
+    return 0

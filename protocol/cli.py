@@ -54,6 +54,12 @@ def _bench_duck(args) -> int:
     return bench_duck(args.depth, depths, args.enumeration_positions)
 
 
+def _bench_duck_match(args) -> int:
+    from protocol.bench import bench_duck_match
+
+    return bench_duck_match(args.a, args.b, args.pairs, args.nodes, args.jobs, args.seed)
+
+
 def _book_build(args) -> int:
     from engines.connect4.book import BITBULLY_FILE, bitbully_book, build_book, cache_dir
 
@@ -119,6 +125,15 @@ def build_parser() -> argparse.ArgumentParser:
     duck.add_argument("--enumeration-positions", type=int, default=10, metavar="N",
                       help="positions used for the enumeration comparison (default all 10)")
     duck.set_defaults(run=_bench_duck)
+
+    dm = bench_games.add_parser("duck-match", help="self-play match between two evaluations")
+    dm.add_argument("--a", default="all", help="terms of engine A: mobility,king,pawns | all | none")
+    dm.add_argument("--b", default="none", help="terms of engine B (default none)")
+    dm.add_argument("--pairs", type=int, default=100, help="openings, each played twice")
+    dm.add_argument("--nodes", type=int, default=20000, help="nodes per move")
+    dm.add_argument("--jobs", type=int, default=2, help="worker processes")
+    dm.add_argument("--seed", type=int, default=1)
+    dm.set_defaults(run=_bench_duck_match)
 
     book = commands.add_parser("book", help="opening books")
     book_commands = book.add_subparsers(dest="book_command", metavar="ACTION", required=True)

@@ -16,7 +16,7 @@ from engines.duck.kernels import (
     drop_duck, generate_piece_moves, is_capture, pop_move, push_piece_move,
 )
 from engines.duck.search_kernels import (
-    C_NODES, C_QUIESCENCE_PLY_LIMIT, INF, MATE, _terminal, leaf_value,
+    C_EVAL_TERMS, C_NODES, C_QUIESCENCE_PLY_LIMIT, INF, MATE, _terminal, leaf_value,
 )
 
 
@@ -42,7 +42,7 @@ def enumerate_quiescence(state, undo, moves, ctx, ply, alpha, beta):
     base = ply * MAX_MOVES
     if generate_piece_moves(state, moves, base, -1) == base:
         return MATE - ply
-    best = evaluate(state)
+    best = evaluate(state, ctx[C_EVAL_TERMS])
     if best >= beta or ply >= ctx[C_QUIESCENCE_PLY_LIMIT]:
         return best
     duck = state[S_DUCK]
@@ -78,7 +78,7 @@ def enumerate_search(state, undo, moves, ctx, ply, depth, alpha, beta, quiescenc
         if quiescence:
             return enumerate_quiescence(state, undo, moves, ctx, ply, alpha, beta)
         ctx[C_NODES] += 1
-        return leaf_value(state, moves, ply)
+        return leaf_value(state, moves, ctx, ply)
     ctx[C_NODES] += 1
     lost = _terminal(state, ply)
     if lost != 0:

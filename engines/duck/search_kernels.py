@@ -24,11 +24,10 @@ opponent left without a legal move: fowling), a loss -(MATE - p). NO_MOVE marks 
 which no move has been found yet; one left at the end means S cannot move there: a fowling win.
 """
 
-import numpy as np
 from numba import njit
 
 from engines.duck.board import (
-    KIND_CASTLE, KIND_EN_PASSANT, MAX_MOVES, MOVE_KIND_SHIFT, MOVE_PROMO_SHIFT, MOVE_TO_SHIFT,
+    KIND_EN_PASSANT, MAX_MOVES, MOVE_KIND_SHIFT, MOVE_PROMO_SHIFT, MOVE_TO_SHIFT,
     RAY_DIRECTION, RAY_DISTANCE, RAY_OFFSET, S_DUCK, S_KEY, S_KING, S_SIDE, STEPS,
 )
 from engines.duck.evaluation import PIECE_VALUES, evaluate
@@ -44,7 +43,7 @@ MAX_SEARCH_PLY = 120
 
 # ctx layout
 C_NODES, C_ABORTED, C_NODE_LIMIT, C_SELDEPTH, C_QSEARCH, C_TT_MASK, C_TT_SAME_DEPTH = range(7)
-C_RX, C_RE, C_RX2, C_QUIESCENCE_PLY_LIMIT = 8, 9, 10, 11
+C_RX, C_RE, C_RX2, C_QUIESCENCE_PLY_LIMIT, C_EVAL_TERMS = 8, 9, 10, 11, 12
 C_KILLERS = 64                      # 2 per ply
 C_HISTORY = C_KILLERS + 2 * 128     # side * 4096 + from64 * 64 + to64
 CTX_SIZE = C_HISTORY + 2 * 4096
@@ -333,7 +332,7 @@ def quiescence(state, undo, moves, order, ex, ctx, tt, stop, ply, alpha, beta):
     end = generate_piece_moves(state, moves, base, -1)
     if end == base:
         return _returns(ctx, MATE - ply, -1, MATE - ply, -1)
-    stand = evaluate(state)
+    stand = evaluate(state, ctx[C_EVAL_TERMS])
     if stand >= beta or ply >= ctx[C_QUIESCENCE_PLY_LIMIT]:
         return _returns(ctx, stand, -1, stand, -1)
     end = _score_moves(state, moves, order, base, end, 0, ctx, ply, True)
@@ -362,19 +361,19 @@ def quiescence(state, undo, moves, order, ex, ctx, tt, stop, ply, alpha, beta):
 
 
 @njit(cache=True, nogil=True)
-def leaf_value(state, moves, ply):
+def leaf_value(state, moves, ctx, ply):
     """The depth-0 value without quiescence: lost king, no move at all (a win), or evaluation."""
     lost = _terminal(state, ply)
     if lost != 0:
         return lost
     if generate_piece_moves(state, moves, ply * MAX_MOVES, -1) == ply * MAX_MOVES:
         return MATE - ply
-    return evaluate(state)
+    return evaluate(state, ctx[C_EVAL_TERMS])
 
 
 @njit(cache=True, nogil=True)
 def _leaf(state, moves, ctx, ply):
-    value = leaf_value(state, moves, ply)
+    value = leaf_value(state, moves, ctx, ply)
     return _returns(ctx, value, -1, value, -1)
 
 

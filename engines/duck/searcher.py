@@ -26,6 +26,7 @@ from engines.duck.board import (
 )
 
 DEFAULT_HASH_MB = 64
+DEFAULT_TERMS = 0  # evaluation terms beyond material and placement (see evaluation.py)
 MAX_DEPTH = 64
 ASPIRATION = 40
 
@@ -53,7 +54,8 @@ class SearchBuffers:
         self.ctx[SK.C_KILLERS:] = 0
 
     def start(self, node_limit: int = 0, quiescence: bool = True,
-              quiescence_ply_limit: int = SK.MAX_SEARCH_PLY, same_depth_only: bool = False):
+              quiescence_ply_limit: int = SK.MAX_SEARCH_PLY, same_depth_only: bool = False,
+              eval_terms: int = DEFAULT_TERMS):
         self.ctx[SK.C_NODES] = 0
         self.ctx[SK.C_ABORTED] = 0
         self.ctx[SK.C_SELDEPTH] = 0
@@ -61,6 +63,7 @@ class SearchBuffers:
         self.ctx[SK.C_QSEARCH] = int(quiescence)
         self.ctx[SK.C_QUIESCENCE_PLY_LIMIT] = quiescence_ply_limit
         self.ctx[SK.C_TT_SAME_DEPTH] = int(same_depth_only)
+        self.ctx[SK.C_EVAL_TERMS] = eval_terms
         self.stop[0] = 0
 
     def root(self, state, depth, alpha, beta, root_moves, values, ducks) -> int:
@@ -80,12 +83,13 @@ def root_state(position) -> np.ndarray:
 
 
 def exception_value(position, depth: int, quiescence: bool, quiescence_ply_limit: int,
-                    buffers: Optional[SearchBuffers] = None) -> tuple[int, int]:
+                    buffers: Optional[SearchBuffers] = None,
+                    eval_terms: int = DEFAULT_TERMS) -> tuple[int, int]:
     """(value, nodes) of one fixed-depth, full-window exception search from a fresh table."""
     buffers = buffers or SearchBuffers(1)
     buffers.clear()
     buffers.start(quiescence=quiescence, quiescence_ply_limit=quiescence_ply_limit,
-                  same_depth_only=True)
+                  same_depth_only=True, eval_terms=eval_terms)
     root_moves = np.array(position.piece_moves(), dtype=np.int64)
     values = np.zeros(len(root_moves), dtype=np.int64)
     ducks = np.zeros(len(root_moves), dtype=np.int64)
@@ -93,13 +97,14 @@ def exception_value(position, depth: int, quiescence: bool, quiescence_ply_limit
     return int(values.max()), buffers.nodes
 
 
-def enumeration_value(position, depth: int, quiescence: bool,
-                      quiescence_ply_limit: int) -> tuple[int, int]:
+def enumeration_value(position, depth: int, quiescence: bool, quiescence_ply_limit: int,
+                      eval_terms: int = DEFAULT_TERMS) -> tuple[int, int]:
     """(value, nodes) of the plain search over every (piece move, duck square) pair."""
     from engines.duck.enumeration import enumerate_search
 
     buffers = SearchBuffers(1)
-    buffers.start(quiescence=quiescence, quiescence_ply_limit=quiescence_ply_limit)
+    buffers.start(quiescence=quiescence, quiescence_ply_limit=quiescence_ply_limit,
+                  eval_terms=eval_terms)
     value = enumerate_search(root_state(position), buffers.undo, buffers.moves, buffers.ctx,
                              0, depth, -SK.INF, SK.INF, quiescence)
     return int(value), buffers.nodes
@@ -150,10 +155,12 @@ class _Watchdog(threading.Thread):
 
 
 class DuckSearcher(Searcher):
-    def __init__(self, game, hash_mb: int = DEFAULT_HASH_MB, quiescence: bool = True):
+    def __init__(self, game, hash_mb: int = DEFAULT_HASH_MB, quiescence: bool = True,
+                 eval_terms: int = DEFAULT_TERMS):
         self.game = game
         self.buffers = SearchBuffers(hash_mb)
         self.quiescence = quiescence  # False: leaves are evaluated as they stand (tests)
+        self.eval_terms = eval_terms
 
     def set_option(self, name: str, value) -> None:
         if name.lower() == "hash":
@@ -171,7 +178,7 @@ class DuckSearcher(Searcher):
             return SearchResult(None, score=Score.mate(0))
         buffers = self.buffers
         buffers.start(node_limit=limits.nodes or 0, quiescence=self.quiescence,
-                      same_depth_only=not self.quiescence)
+                      same_depth_only=not self.quiescence, eval_terms=self.eval_terms)
         state = root_state(position)
         root_moves = np.array(position.piece_moves(), dtype=np.int64)
         values = np.zeros(len(root_moves), dtype=np.int64)

@@ -1,0 +1,128 @@
+"""Self-play matches between two configurations of the Duck Chess engine, in process.
+
+This is the measuring stick for evaluation terms and search features (`mallard bench
+duck-match`): both sides search the same number of nodes per move, every opening is played twice
+with colours swapped, and a game ends on a king capture, a side without moves, a claimable draw
+(threefold repetition, 50 moves) or, as a draw, after `max_plies`. It plays through
+`DuckPosition`, so the referee is the rules module. Tournaments between engine processes belong
+to `tournaments/`.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import dataclass
+from typing import Optional
+
+from engines.base import Limits
+
+TERM_NAMES = {"mobility": 1, "king": 2, "pawns": 4}
+
+
+def parse_terms(text: str) -> int:
+    """A term mask from names such as "mobility,king" ("none" or "" for none)."""
+    mask = 0
+    for name in filter(None, (part.strip() for part in text.lower().split(","))):
+        if name == "none":
+            continue
+        if name == "all":
+            mask |= sum(TERM_NAMES.values())
+            continue
+        if name not in TERM_NAMES:
+            raise ValueError(f"unknown evaluation term '{name}' (known: "
+                             f"{', '.join(TERM_NAMES)}, all, none)")
+        mask |= TERM_NAMES[name]
+    return mask
+
+
+def random_opening(game, rng: random.Random, plies: int):
+    position = game.start_position()
+    for _ in range(plies):
+        moves = position.legal_moves()
+        if not moves:
+            break
+        position = position.play(rng.choice(moves))
+    return position
+
+
+def play_game(start, white, black, nodes: int, max_plies: int) -> tuple[Optional[int], str]:
+    """(winner 0/1 or None, reason) of one game from `start` between two searchers."""
+    position = start
+    for _ in range(max_plies):
+        result = position.result(claim_draw=True)
+        if result is not None:
+            return result.winner, result.reason
+        searcher = white if position.side_to_move == 0 else black
+        move = searcher.search(position, Limits(nodes=nodes)).best_move
+        position = position.play(move)
+    result = position.result(claim_draw=True)
+    if result is not None:
+        return result.winner, result.reason
+    return None, f"{max_plies} plies"
+
+
+def _play_pair(job):
+    """Both colours of one opening; returns the points of configuration A in each game."""
+    from engines.duck.rules import DuckGame
+
+    terms_a, terms_b, seed, nodes, max_plies, opening_plies = job
+    game = DuckGame()
+    start = random_opening(game, random.Random(seed), opening_plies)
+    a = game.new_searcher(hash_mb=16, eval_terms=terms_a)
+    b = game.new_searcher(hash_mb=16, eval_terms=terms_b)
+    points = []
+    for a_is_white in (True, False):
+        a.clear()
+        b.clear()
+        winner, _ = play_game(start, a if a_is_white else b, b if a_is_white else a, nodes,
+                              max_plies)
+        if winner is None:
+            points.append(0.5)
+        else:
+            points.append(1.0 if (winner == 0) == a_is_white else 0.0)
+    return points
+
+
+@dataclass
+class MatchResult:
+    wins: int
+    draws: int
+    losses: int
+
+    @property
+    def games(self) -> int:
+        return self.wins + self.draws + self.losses
+
+    @property
+    def score(self) -> float:
+        return (self.wins + 0.5 * self.draws) / max(1, self.games)
+
+    def elo(self) -> tuple[float, float]:
+        """Elo difference of A over B and the half-width of its 95% interval."""
+        n = max(1, self.games)
+        s = min(max(self.score, 1e-3), 1 - 1e-3)
+        variance = (self.wins * (1 - s) ** 2 + self.draws * (0.5 - s) ** 2
+                    + self.losses * s ** 2) / n
+        margin = 1.96 * math.sqrt(variance / n)
+
+        def to_elo(x: float) -> float:
+            x = min(max(x, 1e-3), 1 - 1e-3)
+            return -400 * math.log10(1 / x - 1)
+
+        return to_elo(s), (to_elo(min(s + margin, 0.999)) - to_elo(max(s - margin, 0.001))) / 2
+
+
+def match(terms_a: int, terms_b: int, pairs: int, nodes: int, seed: int = 1, jobs: int = 1,
+          max_plies: int = 200, opening_plies: int = 4) -> MatchResult:
+    jobs_list = [(terms_a, terms_b, seed * 100003 + i, nodes, max_plies, opening_plies)
+                 for i in range(pairs)]
+    if jobs > 1:
+        from multiprocessing import get_context
+
+        with get_context("spawn").Pool(jobs) as pool:
+            results = pool.map(_play_pair, jobs_list)
+    else:
+        results = [_play_pair(job) for job in jobs_list]
+    points = [p for pair in results for p in pair]
+    return MatchResult(points.count(1.0), points.count(0.5), points.count(0.0))
