@@ -43,7 +43,7 @@ MAX_SEARCH_PLY = 120
 
 # ctx layout
 C_NODES, C_ABORTED, C_NODE_LIMIT, C_SELDEPTH, C_QSEARCH, C_TT_MASK, C_TT_SAME_DEPTH = range(7)
-C_RX, C_RE, C_RX2, C_QUIESCENCE_PLY_LIMIT, C_EVAL_TERMS = 8, 9, 10, 11, 12
+C_RX, C_RE, C_RX2, C_QUIESCENCE_PLY_LIMIT, C_EVAL_TERMS, C_QNODES = 8, 9, 10, 11, 12, 13
 C_KILLERS = 64                      # 2 per ply
 C_HISTORY = C_KILLERS + 2 * 128     # side * 4096 + from64 * 64 + to64
 CTX_SIZE = C_HISTORY + 2 * 4096
@@ -320,6 +320,7 @@ def _terminal(state, ply):
 @njit(cache=True, nogil=True)
 def quiescence(state, undo, moves, order, ex, ctx, tt, stop, ply, alpha, beta):
     """Captures only, with standing pat; the same exception bookkeeping as `search`."""
+    ctx[C_QNODES] += 1
     _poll(ctx, stop)
     if ctx[C_ABORTED]:
         return _returns(ctx, 0, -1, 0, -1)

@@ -57,6 +57,7 @@ class SearchBuffers:
               quiescence_ply_limit: int = SK.MAX_SEARCH_PLY, same_depth_only: bool = False,
               eval_terms: int = DEFAULT_TERMS):
         self.ctx[SK.C_NODES] = 0
+        self.ctx[SK.C_QNODES] = 0
         self.ctx[SK.C_ABORTED] = 0
         self.ctx[SK.C_SELDEPTH] = 0
         self.ctx[SK.C_NODE_LIMIT] = node_limit

@@ -7,6 +7,7 @@ multiplied by ~40 duck squares per ply is too large to finish otherwise.
 
 import pytest
 
+from engines.duck.evaluation import ALL_TERMS
 from engines.duck.searcher import SearchBuffers, enumeration_value, exception_value
 from tests.engines.duck.conftest import random_positions
 
@@ -15,11 +16,11 @@ def live_positions(game, count, seed):
     return [p for p in random_positions(game, count, seed, max_plies=50) if p.result() is None]
 
 
-def compare(positions, depth, quiescence, cap):
+def compare(positions, depth, quiescence, cap, terms=0):
     buffers = SearchBuffers(1)
     for position in positions:
-        fast, _ = exception_value(position, depth, quiescence, cap, buffers)
-        plain, _ = enumeration_value(position, depth, quiescence, cap)
+        fast, _ = exception_value(position, depth, quiescence, cap, buffers, terms)
+        plain, _ = enumeration_value(position, depth, quiescence, cap, terms)
         assert fast == plain, (position.fen(), depth, quiescence)
 
 
@@ -35,6 +36,11 @@ def test_equal_values_with_quiescence(game, seed, depth):
     compare(live_positions(game, 15, 100 + seed), depth, True, depth + 2)
 
 
+@pytest.mark.parametrize("quiescence", [False, True])
+def test_equal_values_with_every_evaluation_term(game, quiescence):
+    compare(live_positions(game, 15, 300), 2, quiescence, 4, ALL_TERMS)
+
+
 @pytest.mark.parametrize("seed", range(2))
 def test_equal_values_at_depth_3(game, seed):
     compare(live_positions(game, 10, 200 + seed), 3, False, 0)
@@ -47,4 +53,4 @@ def test_equal_values_on_300_positions(game, block):
     for depth in (1, 2, 3):
         compare(positions, depth, False, 0)
     for depth in (1, 2, 3):
-        compare(positions, depth, True, depth + 2)
+        compare(positions, depth, True, depth + 1)
