@@ -49,7 +49,9 @@ C_HISTORY = C_KILLERS + 2 * 128     # side * 4096 + from64 * 64 + to64
 CTX_SIZE = C_HISTORY + 2 * 4096
 POLL_MASK = 2047
 
-EX_STRIDE = 32  # per ply: count, then (square, score, move) triples
+HEAD = 128      # the exception list's anchor (not a square)
+EX_NEXT, EX_PREV, EX_SCORE, EX_MOVE = 0, 129, 258, 386
+EX_STRIDE = 516  # per ply: next[129], prev[129], score[128], move[128]
 TT_WORDS = 4    # key; move | depth << 20 | flags << 28 | (rx+1) << 32 | (rx2+1) << 40; score; re
 EXACT, LOWER, UPPER = 0, 1, 2
 
@@ -156,65 +158,92 @@ def _pick(moves, order, i, end):
     return moves[i]
 
 
-@njit(cache=True, nogil=True)
-def _find(ex, eb, square):
-    for i in range(ex[eb]):
-        if ex[eb + 1 + 3 * i] == square:
-            return i
-    return -1
+# The exception list of a node: a circular doubly linked list through arrays indexed by square,
+# in the node's slice of `ex` (base lb = ply * EX_STRIDE): NEXT/PREV links (HEAD is the list's
+# anchor; next[sq] == -1 means sq is not in the list), SCORE and MOVE per square. Membership is
+# one look-up; every node empties its list before it returns, so next[] stays -1 elsewhere.
+@njit(cache=True, nogil=True, inline="always")
+def _listed(ex, lb, sq):
+    return ex[lb + EX_NEXT + sq] >= 0
 
 
 @njit(cache=True, nogil=True)
-def _add(ex, eb, square, score, move):
-    n = ex[eb]
-    ex[eb + 1 + 3 * n] = square
-    ex[eb + 2 + 3 * n] = score
-    ex[eb + 3 + 3 * n] = move
-    ex[eb] = n + 1
+def _link(ex, lb, sq, score, move):
+    first = ex[lb + EX_NEXT + HEAD]
+    ex[lb + EX_NEXT + sq] = first
+    ex[lb + EX_PREV + sq] = HEAD
+    ex[lb + EX_PREV + first] = sq
+    ex[lb + EX_NEXT + HEAD] = sq
+    ex[lb + EX_SCORE + sq] = score
+    ex[lb + EX_MOVE + sq] = move
 
 
 @njit(cache=True, nogil=True)
-def _remove(ex, eb, i):
-    n = ex[eb] - 1
-    ex[eb + 1 + 3 * i] = ex[eb + 1 + 3 * n]
-    ex[eb + 2 + 3 * i] = ex[eb + 2 + 3 * n]
-    ex[eb + 3 + 3 * i] = ex[eb + 3 + 3 * n]
-    ex[eb] = n
+def _unlink(ex, lb, sq):
+    after = ex[lb + EX_NEXT + sq]
+    before = ex[lb + EX_PREV + sq]
+    ex[lb + EX_NEXT + before] = after
+    ex[lb + EX_PREV + after] = before
+    ex[lb + EX_NEXT + sq] = -1
 
 
 @njit(cache=True, nogil=True)
-def _merge(state, ex, eb, common, common_move, move, a, xs, b):
+def _open_list(ex, lb):
+    ex[lb + EX_NEXT + HEAD] = HEAD
+    ex[lb + EX_PREV + HEAD] = HEAD
+
+
+@njit(cache=True, nogil=True)
+def _close_list(ex, lb):
+    sq = ex[lb + EX_NEXT + HEAD]
+    while sq != HEAD:
+        after = ex[lb + EX_NEXT + sq]
+        ex[lb + EX_NEXT + sq] = -1
+        sq = after
+    _open_list(ex, lb)
+
+
+@njit(cache=True, nogil=True)
+def reset_lists(ex):
+    """Empty every ply's list (after a search was aborted with lists still open)."""
+    ex[:] = -1
+    for ply in range(len(ex) // EX_STRIDE):
+        _open_list(ex, ply * EX_STRIDE)
+
+
+@njit(cache=True, nogil=True)
+def _merge(state, ex, lb, common, common_move, move, a, xs, b):
     """Fold one move into the node's per-square scores; returns the new common score and move.
 
     The move is worth `a` on every square it is not blocked on, `b` (< a) on square xs (-1:
     none), nothing where it is blocked. The board is the node's (the move is not made).
     """
     if a > common:
-        # survivors: exceptions the move is blocked on keep their score; xs may rise to b
-        i = 0
+        # listed squares the move is blocked on keep their score; xs may rise to b; the others
+        # rise to the new common score and leave the list
         xs_done = xs < 0
-        while i < ex[eb]:
-            k = ex[eb + 1 + 3 * i]
-            if is_blocked(move, k):
-                if k == xs:
+        sq = ex[lb + EX_NEXT + HEAD]
+        while sq != HEAD:
+            after = ex[lb + EX_NEXT + sq]
+            if is_blocked(move, sq):
+                if sq == xs:
                     xs_done = True
-                i += 1
-            elif k == xs:
-                if b > ex[eb + 2 + 3 * i]:
-                    ex[eb + 2 + 3 * i] = b
-                    ex[eb + 3 + 3 * i] = move
+            elif sq == xs:
+                if b > ex[lb + EX_SCORE + sq]:
+                    ex[lb + EX_SCORE + sq] = b
+                    ex[lb + EX_MOVE + sq] = move
                 xs_done = True
-                i += 1
             else:
-                _remove(ex, eb, i)
+                _unlink(ex, lb, sq)
+            sq = after
         # the empty squares of the move's path keep the old common score
         frm = move & 0x7F
         end = path_end(move)
         offset = end - frm + RAY_OFFSET
         code = RAY_DIRECTION[offset]
         if code >= 9:
-            if state[end] == 0 and _find(ex, eb, end) < 0:
-                _add(ex, eb, end, common, common_move)
+            if state[end] == 0 and not _listed(ex, lb, end):
+                _link(ex, lb, end, common, common_move)
             if end == xs:
                 xs_done = True
         else:
@@ -223,69 +252,74 @@ def _merge(state, ex, eb, common, common_move, move, a, xs, b):
             for _ in range(RAY_DISTANCE[offset]):
                 sq += step
                 if state[sq] == 0:
-                    if _find(ex, eb, sq) < 0:
-                        _add(ex, eb, sq, common, common_move)
+                    if not _listed(ex, lb, sq):
+                        _link(ex, lb, sq, common, common_move)
                     if sq == xs:
                         xs_done = True
         if not xs_done:
             if b > common:
-                _add(ex, eb, xs, b, move)
+                _link(ex, lb, xs, b, move)
             else:
-                _add(ex, eb, xs, common, common_move)
+                _link(ex, lb, xs, common, common_move)
         return a, move
-    i = 0
-    while i < ex[eb]:
-        k = ex[eb + 1 + 3 * i]
-        if is_blocked(move, k):
-            i += 1
-            continue
-        gain = b if k == xs else a
-        if gain > ex[eb + 2 + 3 * i]:
-            if gain >= common:
-                _remove(ex, eb, i)
-                continue
-            ex[eb + 2 + 3 * i] = gain
-            ex[eb + 3 + 3 * i] = move
-        i += 1
+    sq = ex[lb + EX_NEXT + HEAD]
+    while sq != HEAD:
+        after = ex[lb + EX_NEXT + sq]
+        if not is_blocked(move, sq):
+            gain = b if sq == xs else a
+            if gain > ex[lb + EX_SCORE + sq]:
+                if gain >= common:
+                    _unlink(ex, lb, sq)
+                else:
+                    ex[lb + EX_SCORE + sq] = gain
+                    ex[lb + EX_MOVE + sq] = move
+        sq = after
     return common, common_move
 
 
 @njit(cache=True, nogil=True)
-def _lowest(ex, eb, common):
+def _lowest(ex, lb, common):
     lowest = common
-    for i in range(ex[eb]):
-        if ex[eb + 2 + 3 * i] < lowest:
-            lowest = ex[eb + 2 + 3 * i]
+    sq = ex[lb + EX_NEXT + HEAD]
+    while sq != HEAD:
+        if ex[lb + EX_SCORE + sq] < lowest:
+            lowest = ex[lb + EX_SCORE + sq]
+        sq = ex[lb + EX_NEXT + sq]
     return lowest
 
 
 @njit(cache=True, nogil=True)
-def _finish(ex, eb, common, common_move, ctx):
-    """Score, RX, RE, RX2 of the node from its per-square scores; returns (score, best move)."""
-    best_i = -1
-    for i in range(ex[eb]):
-        if ex[eb + 2 + 3 * i] < common and (best_i < 0 or
-                                            ex[eb + 2 + 3 * i] < ex[eb + 2 + 3 * best_i]):
-            best_i = i
-    if best_i < 0:
+def _finish(ex, lb, common, common_move, ctx):
+    """Set RX, RE, RX2 from the node's per-square scores, empty the list; returns (score, best
+    move): the lowest score and the move that reaches it."""
+    best = -1
+    second = -1
+    sq = ex[lb + EX_NEXT + HEAD]
+    while sq != HEAD:
+        score = ex[lb + EX_SCORE + sq]
+        if score < common:
+            if best < 0 or score < ex[lb + EX_SCORE + best]:
+                second = best
+                best = sq
+            elif second < 0 or score < ex[lb + EX_SCORE + second]:
+                second = sq
+        sq = ex[lb + EX_NEXT + sq]
+    if best < 0:
         ctx[C_RX] = -1
         ctx[C_RE] = common
         ctx[C_RX2] = -1
+        _close_list(ex, lb)
         return common, common_move
-    score = ex[eb + 2 + 3 * best_i]
-    second_i = -1
-    for i in range(ex[eb]):
-        if i != best_i and ex[eb + 2 + 3 * i] < common and (
-                second_i < 0 or ex[eb + 2 + 3 * i] < ex[eb + 2 + 3 * second_i]):
-            second_i = i
-    ctx[C_RX] = ex[eb + 1 + 3 * best_i]
-    if second_i < 0:
+    ctx[C_RX] = best
+    if second < 0:
         ctx[C_RE] = common
         ctx[C_RX2] = -1
     else:
-        ctx[C_RE] = ex[eb + 2 + 3 * second_i]
-        ctx[C_RX2] = ex[eb + 1 + 3 * second_i]
-    return score, ex[eb + 3 + 3 * best_i]
+        ctx[C_RE] = ex[lb + EX_SCORE + second]
+        ctx[C_RX2] = second
+    result = ex[lb + EX_SCORE + best], ex[lb + EX_MOVE + best]
+    _close_list(ex, lb)
+    return result
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -337,8 +371,8 @@ def quiescence(state, undo, moves, order, ex, ctx, tt, stop, ply, alpha, beta):
     if stand >= beta or ply >= ctx[C_QUIESCENCE_PLY_LIMIT]:
         return _returns(ctx, stand, -1, stand, -1)
     end = _score_moves(state, moves, order, base, end, 0, ctx, ply, True)
-    eb = ply * EX_STRIDE
-    ex[eb] = 0
+    lb = ply * EX_STRIDE
+    _open_list(ex, lb)
     common = stand
     common_move = 0
     lowest = stand
@@ -350,14 +384,15 @@ def quiescence(state, undo, moves, order, ex, ctx, tt, stop, ply, alpha, beta):
                            -alpha_eff)
         pop_move(state, undo)
         if ctx[C_ABORTED]:
+            _close_list(ex, lb)
             return _returns(ctx, 0, -1, 0, -1)
         a, xs, b = _child_terms(state, ctx, value)
         if a > lowest:
-            common, common_move = _merge(state, ex, eb, common, common_move, move, a, xs, b)
-            lowest = _lowest(ex, eb, common)
+            common, common_move = _merge(state, ex, lb, common, common_move, move, a, xs, b)
+            lowest = _lowest(ex, lb, common)
             if lowest >= beta:
                 break
-    score, _ = _finish(ex, eb, common, common_move, ctx)
+    score, _ = _finish(ex, lb, common, common_move, ctx)
     return score
 
 
@@ -417,8 +452,8 @@ def search(state, undo, moves, order, ex, ctx, tt, stop, ply, depth, alpha, beta
         return _returns(ctx, MATE - ply, -1, MATE - ply, -1)
     end = _score_moves(state, moves, order, base, end, tt_move, ctx, ply, False)
 
-    eb = ply * EX_STRIDE
-    ex[eb] = 0
+    lb = ply * EX_STRIDE
+    _open_list(ex, lb)
     common = NO_MOVE
     common_move = 0
     lowest = NO_MOVE
@@ -439,11 +474,12 @@ def search(state, undo, moves, order, ex, ctx, tt, stop, ply, depth, alpha, beta
                                depth - 1, -beta, -alpha_eff)
         pop_move(state, undo)
         if ctx[C_ABORTED]:
+            _close_list(ex, lb)
             return _returns(ctx, 0, -1, 0, -1)
         a, xs, b = _child_terms(state, ctx, value)
         if a > lowest:
-            common, common_move = _merge(state, ex, eb, common, common_move, move, a, xs, b)
-            lowest = _lowest(ex, eb, common)
+            common, common_move = _merge(state, ex, lb, common, common_move, move, a, xs, b)
+            lowest = _lowest(ex, lb, common)
             if lowest >= beta:
                 cut = True
                 to = (move >> MOVE_TO_SHIFT) & 0x7F
@@ -454,11 +490,13 @@ def search(state, undo, moves, order, ex, ctx, tt, stop, ply, depth, alpha, beta
                     h = C_HISTORY + side * 4096 + _index64(move & 0x7F) * 64 + _index64(to)
                     ctx[h] += depth * depth
                 break
-    if not cut:
-        for i in range(ex[eb]):  # duck squares where no move is legal: the side to move wins
-            if ex[eb + 2 + 3 * i] == NO_MOVE:
-                ex[eb + 2 + 3 * i] = MATE - ply
-    score, best = _finish(ex, eb, common, common_move, ctx)
+    if not cut:  # duck squares where no move is legal: the side to move wins
+        sq = ex[lb + EX_NEXT + HEAD]
+        while sq != HEAD:
+            if ex[lb + EX_SCORE + sq] == NO_MOVE:
+                ex[lb + EX_SCORE + sq] = MATE - ply
+            sq = ex[lb + EX_NEXT + sq]
+    score, best = _finish(ex, lb, common, common_move, ctx)
     _store(tt, ctx, key, ply, depth, best, score, ctx[C_RE], ctx[C_RX], ctx[C_RX2], alpha, beta)
     return score
 

@@ -66,6 +66,7 @@ class SearchBuffers:
         self.ctx[SK.C_TT_SAME_DEPTH] = int(same_depth_only)
         self.ctx[SK.C_EVAL_TERMS] = eval_terms
         self.stop[0] = 0
+        SK.reset_lists(self.ex)
 
     def root(self, state, depth, alpha, beta, root_moves, values, ducks) -> int:
         return int(SK.search_root(state, self.undo, self.moves, self.order, self.ex, self.ctx,
