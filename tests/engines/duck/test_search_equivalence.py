@@ -13,7 +13,14 @@ from tests.engines.duck.conftest import random_positions
 
 
 def live_positions(game, count, seed):
-    return [p for p in random_positions(game, count, seed, max_plies=50) if p.result() is None]
+    """`count` random positions whose game is not over (so the root has moves to search)."""
+    live = []
+    extra = 0
+    while len(live) < count:
+        batch = random_positions(game, count + extra, seed, max_plies=50)
+        live = [p for p in batch if p.result() is None][:count]
+        extra += 5
+    return live
 
 
 def compare(positions, depth, quiescence, cap, terms=0):
@@ -50,6 +57,7 @@ def test_equal_values_at_depth_3(game, seed):
 @pytest.mark.parametrize("block", range(10))
 def test_equal_values_on_300_positions(game, block):
     positions = live_positions(game, 30, 1000 + block)
+    assert len(positions) == 30
     for depth in (1, 2, 3):
         compare(positions, depth, False, 0)
     for depth in (1, 2, 3):
