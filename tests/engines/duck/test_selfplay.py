@@ -1,0 +1,36 @@
+"""The self-play match runner that justifies evaluation terms."""
+
+import math
+
+import pytest
+
+from engines.duck.selfplay import MatchResult, match, parse_terms, play_game
+
+
+def test_parse_terms():
+    assert parse_terms("none") == 0 and parse_terms("") == 0
+    assert parse_terms("mobility,pawns") == 5
+    assert parse_terms("all") == 7
+    with pytest.raises(ValueError, match="unknown evaluation term 'speed'"):
+        parse_terms("speed")
+
+
+def test_elo_of_even_and_lopsided_results():
+    even = MatchResult(10, 20, 10)
+    assert even.score == 0.5 and abs(even.elo()[0]) < 1e-9
+    strong = MatchResult(75, 0, 25)
+    elo, margin = strong.elo()
+    assert math.isclose(elo, -400 * math.log10(1 / 0.75 - 1))
+    assert 40 < margin < 120
+
+
+def test_a_short_match_plays_both_colours_of_each_opening():
+    result = match(1, 0, pairs=1, nodes=300, seed=3, max_plies=30)
+    assert result.games == 2
+
+
+def test_play_game_ends_with_a_rules_result(game):
+    searcher = game.new_searcher(hash_mb=1)
+    winner, reason = play_game(game.parse_position("4k3/8/8/8/8/8/8/4RK1* w - - 0 1"),
+                               searcher, searcher, nodes=500, max_plies=10)
+    assert winner == 0 and reason == "king captured"
