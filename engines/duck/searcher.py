@@ -24,9 +24,11 @@ from engines.duck import search_kernels as SK
 from engines.duck.board import (
     MAX_MOVES, MAX_PLY, PIECE_MOVE_MASK, S_DEPTH, S_DUCK, S_KEY, UNDO_SIZE, with_duck,
 )
+from engines.duck.evaluation import TERM_MOBILITY, TERM_PAWNS
 
 DEFAULT_HASH_MB = 64
-DEFAULT_TERMS = 0  # evaluation terms beyond material and placement (see evaluation.py)
+# mobility and pawn structure: the terms self-play showed to gain (README, "Evaluation terms")
+DEFAULT_TERMS = TERM_MOBILITY | TERM_PAWNS
 MAX_DEPTH = 64
 ASPIRATION = 40
 
