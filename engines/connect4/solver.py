@@ -10,7 +10,6 @@ now; it is what UCI prints as `score mate N`.
 
 from __future__ import annotations
 
-import threading
 import time
 from typing import Callable, Optional
 
@@ -19,6 +18,7 @@ import numpy as np
 from engines.base import Limits, Option, Score, SearchInfo, SearchResult, Searcher
 from engines.connect4 import kernels as K
 from engines.connect4.rules import Connect4Game, Connect4Position
+from engines.watchdog import Watchdog, elapsed_ms
 
 DEFAULT_HASH_MB = 128
 ETC_MIN_EMPTY = 14  # below this, enhanced transposition cut-offs cost more than they save (measured)
@@ -263,7 +263,7 @@ class Connect4Searcher(Searcher):
         self._ensure_book()
         depth = self.game.width * self.game.height - position.moves
         solver._start(limits.nodes or 0)  # before the watchdog, which may stop at once
-        watchdog = _Watchdog(solver, stop_flag, _deadline(limits, position.side_to_move, started))
+        watchdog = Watchdog(solver.request_stop, stop_flag, _deadline(limits, position.side_to_move, started))
         watchdog.start()
         try:
             low, high = solver.score_range(position)
@@ -278,12 +278,12 @@ class Connect4Searcher(Searcher):
                     low, bound = value, "lowerbound"
                 if on_info and low < high:
                     on_info(SearchInfo(depth=depth, score=self.uci_score(position, value),
-                                       nodes=solver.nodes, time_ms=_elapsed_ms(started),
+                                       nodes=solver.nodes, time_ms=elapsed_ms(started),
                                        bound=bound))
             best = solver.best_move(position, low) if low == high else None
             if best is None:
                 return SearchResult(solver.heuristic_move(position), nodes=solver.nodes,
-                                    time_ms=_elapsed_ms(started), stopped=True)
+                                    time_ms=elapsed_ms(started), stopped=True)
             pv = [best]
             after = position.play(best)
             if not after.is_over():
@@ -292,7 +292,7 @@ class Connect4Searcher(Searcher):
                     pv.append(reply)
             score = self.uci_score(position, low)
             info = SearchInfo(depth=depth, score=score, nodes=solver.nodes,
-                              time_ms=_elapsed_ms(started), pv=pv, wdl=_wdl(low))
+                              time_ms=elapsed_ms(started), pv=pv, wdl=_wdl(low))
             if on_info:
                 on_info(info)
             return SearchResult(best, pv[1] if len(pv) > 1 else None, score, pv, depth,
@@ -308,10 +308,6 @@ class Connect4Searcher(Searcher):
 
 def _sign(value: int) -> int:
     return (value > 0) - (value < 0)
-
-
-def _elapsed_ms(started: float) -> int:
-    return int((time.perf_counter() - started) * 1000)
 
 
 def _wdl(score: int) -> tuple[int, int, int]:
@@ -330,22 +326,3 @@ def _deadline(limits: Limits, side: int, started: float) -> Optional[float]:
     budget = remaining / moves_to_go + increment * 0.8
     budget = max(1.0, min(budget, remaining * 0.5))
     return started + budget / 1000
-
-
-class _Watchdog(threading.Thread):
-    """Stops the solver when the caller's flag is set or the deadline passes."""
-
-    def __init__(self, solver: Solver, external: Optional[np.ndarray], deadline: Optional[float]):
-        super().__init__(daemon=True)
-        self.solver, self.external, self.deadline = solver, external, deadline
-        self.done = threading.Event()
-
-    def run(self) -> None:
-        while not self.done.wait(0.001):
-            if (self.external is not None and self.external[0]) or (
-                    self.deadline is not None and time.perf_counter() >= self.deadline):
-                self.solver.request_stop()
-                return
-
-    def finish(self) -> None:
-        self.done.set()

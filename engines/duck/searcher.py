@@ -12,7 +12,6 @@ read from the transposition table, each move with its duck, and is cut where it 
 
 from __future__ import annotations
 
-import threading
 import time
 from typing import Callable, Optional
 
@@ -25,6 +24,7 @@ from engines.duck.board import (
     MAX_MOVES, MAX_PLY, PIECE_MOVE_MASK, S_DEPTH, S_DUCK, S_KEY, UNDO_SIZE, with_duck,
 )
 from engines.duck.evaluation import TERM_MOBILITY, TERM_PAWNS
+from engines.watchdog import Watchdog, elapsed_ms
 
 DEFAULT_HASH_MB = 64
 # mobility and pawn structure: the terms self-play showed to gain (README, "Evaluation terms")
@@ -137,27 +137,6 @@ def _deadline(limits: Limits, side: int, started: float) -> Optional[float]:
     return started + budget / 1000
 
 
-class _Watchdog(threading.Thread):
-    """Raises the kernels' stop flag on the caller's flag or at the deadline."""
-
-    def __init__(self, stop: np.ndarray, external: Optional[np.ndarray],
-                 deadline: Optional[float]):
-        super().__init__(daemon=True)
-        self.stop, self.external, self.deadline = stop, external, deadline
-        self.done = threading.Event()
-
-    def run(self) -> None:
-        while not self.done.wait(0.001):
-            if (self.external is not None and self.external[0]) or (
-                    self.deadline is not None and time.perf_counter() >= self.deadline):
-                self.stop[0] = 1
-                return
-
-    def finish(self) -> None:
-        self.done.set()
-        self.join()
-
-
 class DuckSearcher(Searcher):
     def __init__(self, game, hash_mb: int = DEFAULT_HASH_MB, quiescence: bool = True,
                  eval_terms: int = DEFAULT_TERMS):
@@ -188,8 +167,8 @@ class DuckSearcher(Searcher):
         values = np.zeros(len(root_moves), dtype=np.int64)
         ducks = np.full(len(root_moves), -1, dtype=np.int64)
         max_depth = min(limits.depth or MAX_DEPTH, MAX_DEPTH)
-        watchdog = _Watchdog(buffers.stop, stop_flag,
-                             _deadline(limits, position.side_to_move, started))
+        watchdog = Watchdog(lambda: buffers.stop.__setitem__(0, 1), stop_flag,
+                            _deadline(limits, position.side_to_move, started))
         watchdog.start()
         best_move, best_value, completed_depth, pv = None, 0, 0, []
         try:
@@ -220,7 +199,7 @@ class DuckSearcher(Searcher):
                 if on_info:
                     on_info(SearchInfo(depth=depth, seldepth=int(buffers.ctx[SK.C_SELDEPTH]),
                                        score=uci_score(best_value), nodes=buffers.nodes,
-                                       time_ms=_elapsed_ms(started), pv=pv,
+                                       time_ms=elapsed_ms(started), pv=pv,
                                        hashfull=self._hashfull()))
                 if abs(best_value) > SK.MATE_BOUND and depth >= SK.MATE - abs(best_value):
                     break  # a forced result no deeper search can change
@@ -230,7 +209,7 @@ class DuckSearcher(Searcher):
             best_move = self._full_move(position, int(root_moves[0]), -1)
             pv = [best_move]
         return SearchResult(best_move, pv[1] if len(pv) > 1 else None, uci_score(best_value),
-                            pv, completed_depth, buffers.nodes, _elapsed_ms(started),
+                            pv, completed_depth, buffers.nodes, elapsed_ms(started),
                             stopped=bool(buffers.ctx[SK.C_ABORTED]))
 
     def _full_move(self, position, piece: int, duck: int) -> int:
@@ -293,10 +272,6 @@ def best_blocking_square(state: np.ndarray, old_duck: int) -> int:
             if blocked > best_blocked:
                 best, best_blocked = sq, blocked
     return best
-
-
-def _elapsed_ms(started: float) -> int:
-    return int((time.perf_counter() - started) * 1000)
 
 
 OPTIONS = [Option("Hash", "spin", DEFAULT_HASH_MB, 1, 4096)]
