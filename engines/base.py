@@ -66,6 +66,8 @@ class Limits:
     mate: Optional[int] = None
     infinite: bool = False
     ponder: bool = False
+    multipv: int = 1
+    searchmoves: tuple = ()  # moves (as `parse_move` returns them) the root is restricted to
 
     def clock_for(self, side: int) -> tuple[Optional[int], int]:
         """(remaining time, increment) of `side` (0 = first player), time None when no clock."""
@@ -92,6 +94,19 @@ class Score:
 
     def __str__(self) -> str:
         return f"{self.kind} {self.value}"
+
+    def wdl(self) -> tuple[int, int, int]:
+        """Win/draw/loss chances in per mille for the side to move. Mates and proven draws are
+        certain; a centipawn score goes through a logistic model (100 cp ~ 64 % expected score,
+        draws likeliest near 0) that is a display aid, not a measured fit."""
+        if self.kind == "mate":
+            return (1000, 0, 0) if self.value > 0 else (0, 0, 1000)
+        if self.exact and self.value == 0:
+            return (0, 1000, 0)
+        win = 1000 / (1 + 10 ** (-(self.value - 100) / 250))
+        loss = 1000 / (1 + 10 ** ((self.value + 100) / 250))
+        win, loss = round(win), round(loss)
+        return win, 1000 - win - loss, loss
 
 
 @dataclass
@@ -152,8 +167,9 @@ class Position(abc.ABC):
         """The position after `move`; raises MoveError when the move is illegal."""
 
     @abc.abstractmethod
-    def result(self) -> Optional[GameResult]:
-        """The game result when the game is over, else None."""
+    def result(self, claim_draw: bool = False) -> Optional[GameResult]:
+        """The game result when the game is over, else None. With `claim_draw` it also reports
+        the draws a player may claim (50 moves, repetition) where the game has them."""
 
     @abc.abstractmethod
     def fen(self) -> str: ...
@@ -165,6 +181,14 @@ class Position(abc.ABC):
     @abc.abstractmethod
     def format_move(self, move) -> str:
         """The move in the game's protocol notation (UCI-style)."""
+
+    def gtp_move(self, move) -> str:
+        """The move as a GTP vertex (a Connect Four column letter); the protocol form by default."""
+        return self.format_move(move)
+
+    def board_text(self) -> str:
+        """A readable picture of the position (GTP `showboard`); the FEN unless a game draws."""
+        return self.fen()
 
     def play_text(self, texts: Iterable[str]) -> "Position":
         """Play moves given as texts; the MoveError names the failing move and its index."""
@@ -197,6 +221,9 @@ class Searcher(abc.ABC):
         """Apply an engine option (see `Game.options`); unknown names raise KeyError."""
         raise KeyError(name)
 
+    def warm_up(self) -> None:
+        """Load or compile the compiled code (a server calls it in the background at start-up)."""
+
 
 @dataclass(frozen=True)
 class Option:
@@ -214,6 +241,11 @@ class Game(abc.ABC):
     """A game: its variant name, positions and searcher."""
 
     variant: str = ""
+    gtp: bool = False  # whether GTP can play it: two players, the first called black
+
+    def resized(self, width: int, height: int) -> "Game":
+        """The same game on another board (GTP `boardsize`); PositionError when not possible."""
+        raise PositionError(f"{self.variant} has no board size to change")
 
     @abc.abstractmethod
     def start_position(self) -> Position: ...
@@ -226,7 +258,8 @@ class Game(abc.ABC):
     def new_searcher(self, **options) -> Searcher: ...
 
     def options(self) -> list[Option]:
-        """Engine options the searcher understands beyond the protocol's own."""
+        """Engine options the searcher understands beyond the protocol's own. Declared without
+        importing the search code, so that a server can list them before anything compiles."""
         return []
 
 

@@ -17,9 +17,14 @@ from __future__ import annotations
 
 from typing import Optional
 
-from engines.base import Game, GameResult, MoveError, Position, PositionError
+from engines.base import Game, GameResult, MoveError, Option, Position, PositionError
 
 DEFAULT_WIDTH, DEFAULT_HEIGHT = 7, 6
+DEFAULT_HASH_MB = 128
+SEARCHER_OPTIONS = (
+    Option("Hash", "spin", DEFAULT_HASH_MB, 1, 65536),
+    Option("OwnBook", "check", True),
+)
 FILES = "abcdefghijklmnopqrstuvwxyz"
 
 
@@ -104,7 +109,7 @@ class Connect4Position(Position):
         return Connect4Position(self.game, self.cur ^ self.mask, mask, self.moves + 1, winner,
                                 history)
 
-    def result(self) -> Optional[GameResult]:
+    def result(self, claim_draw: bool = False) -> Optional[GameResult]:
         if self.winner is not None:
             return GameResult(self.winner, "four in a row")
         if self.moves == self.width * self.height:
@@ -146,6 +151,10 @@ class Connect4Position(Position):
     def format_move(self, column: int) -> str:
         """Drop notation of a legal move: `P@` + file + landing rank."""
         return f"P@{FILES[column]}{self.column_height(column) + 1}"
+
+    def gtp_move(self, column: int) -> str:
+        """The GTP vertex of a move: its column letter."""
+        return FILES[column]
 
     def parse_move(self, text: str) -> int:
         """A legal column from drop notation (`P@d1`), a column letter (`d`) or 1-based number."""
@@ -211,6 +220,8 @@ class Connect4Position(Position):
 
 class Connect4Game(Game):
     """Connect Four on a width x height board (`cfour` is Fairy-Stockfish's name for 7x6)."""
+
+    gtp = True
 
     def __init__(self, width: int = DEFAULT_WIDTH, height: int = DEFAULT_HEIGHT):
         check_size(width, height)
@@ -339,9 +350,10 @@ class Connect4Game(Game):
         return Connect4Searcher(self, **options)
 
     def options(self):
-        from engines.connect4.solver import SEARCHER_OPTIONS
-
         return list(SEARCHER_OPTIONS)
+
+    def resized(self, width: int, height: int) -> "Connect4Game":
+        return Connect4Game(width, height)
 
 
 def _indexed(message: str, index: int) -> MoveError:

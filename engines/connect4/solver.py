@@ -17,10 +17,10 @@ import numpy as np
 
 from engines.base import Limits, Option, Score, SearchInfo, SearchResult, Searcher
 from engines.connect4 import kernels as K
-from engines.connect4.rules import Connect4Game, Connect4Position
+from engines.connect4.rules import DEFAULT_HASH_MB, SEARCHER_OPTIONS, Connect4Game, Connect4Position
+from engines.timeman import deadline
 from engines.watchdog import Watchdog, elapsed_ms
 
-DEFAULT_HASH_MB = 128
 ETC_MIN_EMPTY = 14  # below this, enhanced transposition cut-offs cost more than they save (measured)
 BYTES_PER_ENTRY = 16
 
@@ -120,10 +120,11 @@ class Solver:
             return None
         return _sign(value) if weak else value
 
-    def analyze(self, position: Connect4Position, weak: bool = False) -> Optional[list[int]]:
+    def analyze(self, position: Connect4Position, weak: bool = False,
+                node_limit: int = 0) -> Optional[list[int]]:
         """Score of playing each column (-1000 for a full one); None when stopped."""
         self._check(position)
-        self._start()
+        self._start(node_limit)
         if position.moves == self.area:
             return [K.UNKNOWN] * self.width
         K.analyze_position(np.uint64(position.cur), np.uint64(position.mask), position.moves, weak,
@@ -212,12 +213,6 @@ class Solver:
         return -((n - moves + 1) // 2)
 
 
-SEARCHER_OPTIONS = (
-    Option("Hash", "spin", DEFAULT_HASH_MB, 1, 65536),
-    Option("OwnBook", "check", True),
-)
-
-
 class Connect4Searcher(Searcher):
     """The solver behind the common interface: an exact score whenever the solve finishes."""
 
@@ -255,50 +250,83 @@ class Connect4Searcher(Searcher):
                stop_flag: Optional[np.ndarray] = None,
                on_info: Optional[Callable[[SearchInfo], None]] = None) -> SearchResult:
         """Solve exactly, narrowing the score with null-window searches and reporting each new
-        bound; when stopped first, play an instant heuristic move."""
+        bound; when stopped first, play an instant heuristic move. With MultiPV or searchmoves,
+        every candidate column is solved and reported."""
         started = time.perf_counter()
         solver = self.solver
         if position.is_over():
             return SearchResult(None, score=Score.mate(0))
         self._ensure_book()
-        depth = self.game.width * self.game.height - position.moves
+        legal = position.legal_moves()
+        candidates = [c for c in legal if c in limits.searchmoves] if limits.searchmoves else legal
+        candidates = candidates or legal
         solver._start(limits.nodes or 0)  # before the watchdog, which may stop at once
-        watchdog = Watchdog(solver.request_stop, stop_flag, _deadline(limits, position.side_to_move, started))
+        watchdog = Watchdog(solver.request_stop, stop_flag,
+                            deadline(limits, position.side_to_move, started))
         watchdog.start()
         try:
-            low, high = solver.score_range(position)
-            while low < high:
-                probe = int(K.next_probe(low, high))
-                value = solver.null_window(position, probe)
-                if value is None:
-                    break
-                if value <= probe:
-                    high, bound = value, "upperbound"
-                else:
-                    low, bound = value, "lowerbound"
-                if on_info and low < high:
-                    on_info(SearchInfo(depth=depth, score=self.uci_score(position, value),
-                                       nodes=solver.nodes, time_ms=elapsed_ms(started),
-                                       bound=bound))
-            best = solver.best_move(position, low) if low == high else None
-            if best is None:
-                return SearchResult(solver.heuristic_move(position), nodes=solver.nodes,
-                                    time_ms=elapsed_ms(started), stopped=True)
-            pv = [best]
-            after = position.play(best)
-            if not after.is_over():
-                reply = solver.best_move(after, -low)  # the reply's exact score is -low
-                if reply is not None:
-                    pv.append(reply)
-            score = self.uci_score(position, low)
-            info = SearchInfo(depth=depth, score=score, nodes=solver.nodes,
-                              time_ms=elapsed_ms(started), pv=pv, wdl=_wdl(low))
-            if on_info:
-                on_info(info)
-            return SearchResult(best, pv[1] if len(pv) > 1 else None, score, pv, depth,
-                                solver.nodes, info.time_ms)
+            if limits.multipv > 1 or len(candidates) < len(legal):
+                return self._solve_each(position, candidates, limits, on_info, started)
+            return self._solve(position, on_info, started)
         finally:
             watchdog.finish()
+
+    def _solve(self, position: Connect4Position, on_info, started: float) -> SearchResult:
+        solver = self.solver
+        depth = self.game.width * self.game.height - position.moves
+        low, high = solver.score_range(position)
+        while low < high:
+            probe = int(K.next_probe(low, high))
+            value = solver.null_window(position, probe)
+            if value is None:
+                break
+            if value <= probe:
+                high, bound = value, "upperbound"
+            else:
+                low, bound = value, "lowerbound"
+            if on_info and low < high:
+                on_info(SearchInfo(depth=depth, score=self.uci_score(position, value),
+                                   nodes=solver.nodes, time_ms=elapsed_ms(started), bound=bound))
+        best = solver.best_move(position, low) if low == high else None
+        if best is None:
+            return SearchResult(solver.heuristic_move(position), nodes=solver.nodes,
+                                time_ms=elapsed_ms(started), stopped=True)
+        pv = [best]
+        after = position.play(best)
+        if not after.is_over():
+            reply = solver.best_move(after, -low)  # the reply's exact score is -low
+            if reply is not None:
+                pv.append(reply)
+        score = self.uci_score(position, low)
+        info = SearchInfo(depth=depth, score=score, nodes=solver.nodes,
+                          time_ms=elapsed_ms(started), pv=pv, wdl=_wdl(low))
+        if on_info:
+            on_info(info)
+        return SearchResult(best, pv[1] if len(pv) > 1 else None, score, pv, depth,
+                            solver.nodes, info.time_ms)
+
+    def _solve_each(self, position: Connect4Position, candidates: list[int], limits: Limits,
+                    on_info, started: float) -> SearchResult:
+        """Exact scores of the candidate columns, best first; one `info` line per column."""
+        solver = self.solver
+        depth = self.game.width * self.game.height - position.moves
+        scores = solver.analyze(position, node_limit=limits.nodes or 0)
+        if scores is None:
+            move = solver.heuristic_move(position)
+            move = move if move in candidates else candidates[0]
+            return SearchResult(move, nodes=solver.nodes, time_ms=elapsed_ms(started),
+                                stopped=True)
+        centre = {column: rank for rank, column in enumerate(K.centre_order(self.game.width))}
+        ranked = sorted(candidates, key=lambda column: (-scores[column], centre[column]))
+        time_ms = elapsed_ms(started)
+        for line, column in enumerate(ranked[: max(1, limits.multipv)], 1):
+            if on_info:
+                on_info(SearchInfo(depth=depth, score=self.uci_score(position, scores[column]),
+                                   nodes=solver.nodes, time_ms=time_ms, pv=[column],
+                                   multipv=line, wdl=_wdl(scores[column])))
+        best = ranked[0]
+        return SearchResult(best, None, self.uci_score(position, scores[best]), [best], depth,
+                            solver.nodes, time_ms)
 
     def uci_score(self, position: Connect4Position, score: int) -> Score:
         if score == 0:
@@ -312,17 +340,3 @@ def _sign(value: int) -> int:
 
 def _wdl(score: int) -> tuple[int, int, int]:
     return (1000, 0, 0) if score > 0 else (0, 1000, 0) if score == 0 else (0, 0, 1000)
-
-
-def _deadline(limits: Limits, side: int, started: float) -> Optional[float]:
-    if limits.infinite:
-        return None
-    if limits.movetime is not None:
-        return started + limits.movetime / 1000
-    remaining, increment = limits.clock_for(side)
-    if remaining is None:
-        return None
-    moves_to_go = limits.movestogo or 20
-    budget = remaining / moves_to_go + increment * 0.8
-    budget = max(1.0, min(budget, remaining * 0.5))
-    return started + budget / 1000

@@ -16,7 +16,7 @@ from typing import Iterable, Optional
 
 import numpy as np
 
-from engines.base import Game, GameResult, MoveError, Position, PositionError
+from engines.base import Game, GameResult, MoveError, Option, Position, PositionError
 from engines.duck import notation
 from engines.duck.board import (
     MAX_MOVES, MAX_PLY, MOVE_DUCK, PIECE_MOVE_MASK, S_DEPTH, S_DUCK, S_FULLMOVE, S_HALFMOVE,
@@ -24,6 +24,8 @@ from engines.duck.board import (
 )
 
 MAX_FULL_MOVES = MAX_MOVES * 64
+DEFAULT_HASH_MB = 64
+OPTIONS = (Option("Hash", "spin", DEFAULT_HASH_MB, 1, 4096),)
 
 
 def _kernels():
@@ -234,8 +236,6 @@ class DuckGame(Game):
         return DuckSearcher(self, **options)
 
     def options(self):
-        from engines.duck.searcher import OPTIONS
-
         return list(OPTIONS)
 
 

@@ -17,16 +17,17 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from engines.base import Limits, Option, Score, SearchInfo, SearchResult, Searcher
+from engines.base import Limits, Score, SearchInfo, SearchResult, Searcher
 from engines.duck import kernels as K
 from engines.duck import search_kernels as SK
 from engines.duck.board import (
     MAX_MOVES, MAX_PLY, PIECE_MOVE_MASK, S_DEPTH, S_DUCK, S_KEY, UNDO_SIZE, with_duck,
 )
 from engines.duck.evaluation import TERM_MOBILITY, TERM_PAWNS
+from engines.duck.rules import DEFAULT_HASH_MB, OPTIONS  # noqa: F401 (OPTIONS re-exported)
+from engines.timeman import deadline
 from engines.watchdog import Watchdog, elapsed_ms
 
-DEFAULT_HASH_MB = 64
 # mobility and pawn structure: the terms self-play showed to gain (README, "Evaluation terms")
 DEFAULT_TERMS = TERM_MOBILITY | TERM_PAWNS
 MAX_DEPTH = 64
@@ -123,20 +124,6 @@ def uci_score(value: int) -> Score:
     return Score.cp(value)
 
 
-def _deadline(limits: Limits, side: int, started: float) -> Optional[float]:
-    if limits.infinite or limits.ponder:
-        return None
-    if limits.movetime is not None:
-        return started + max(limits.movetime, 1) / 1000
-    remaining, increment = limits.clock_for(side)
-    if remaining is None:
-        return None
-    moves_to_go = limits.movestogo or 30
-    budget = remaining / moves_to_go + increment * 0.75
-    budget = max(5.0, min(budget, remaining * 0.4))
-    return started + budget / 1000
-
-
 class DuckSearcher(Searcher):
     def __init__(self, game, hash_mb: int = DEFAULT_HASH_MB, quiescence: bool = True,
                  eval_terms: int = DEFAULT_TERMS):
@@ -156,6 +143,9 @@ class DuckSearcher(Searcher):
 
     def search(self, position, limits: Limits = Limits(), stop_flag: Optional[np.ndarray] = None,
                on_info: Optional[Callable[[SearchInfo], None]] = None) -> SearchResult:
+        """Iterative deepening; with `limits.multipv` > 1 each depth searches line k over the
+        moves the lines before it did not take (full window); `limits.searchmoves` restricts the
+        root's piece moves (and the duck, when the chosen square is not among the listed ones)."""
         started = time.perf_counter()
         if position.result() is not None:
             return SearchResult(None, score=Score.mate(0))
@@ -163,64 +153,94 @@ class DuckSearcher(Searcher):
         buffers.start(node_limit=limits.nodes or 0, quiescence=self.quiescence,
                       same_depth_only=not self.quiescence, eval_terms=self.eval_terms)
         state = root_state(position)
-        root_moves = np.array(position.piece_moves(), dtype=np.int64)
+        allowed = {int(m) & PIECE_MOVE_MASK for m in limits.searchmoves}
+        root_moves = np.array([m for m in position.piece_moves()
+                               if not allowed or int(m) in allowed] or position.piece_moves(),
+                              dtype=np.int64)
         values = np.zeros(len(root_moves), dtype=np.int64)
         ducks = np.full(len(root_moves), -1, dtype=np.int64)
-        max_depth = min(limits.depth or MAX_DEPTH, MAX_DEPTH)
+        max_depth = limits.depth or (2 * limits.mate if limits.mate and limits.mate > 0 else MAX_DEPTH)
+        max_depth = max(1, min(max_depth, MAX_DEPTH))
+        lines_wanted = max(1, min(limits.multipv, len(root_moves)))
         watchdog = Watchdog(lambda: buffers.stop.__setitem__(0, 1), stop_flag,
-                            _deadline(limits, position.side_to_move, started))
+                            deadline(limits, position.side_to_move, started))
         watchdog.start()
         best_move, best_value, completed_depth, pv = None, 0, 0, []
         try:
             for depth in range(1, max_depth + 1):
-                alpha, beta = (-SK.INF, SK.INF) if depth <= 2 else (
-                    best_value - ASPIRATION, best_value + ASPIRATION)
-                delta = ASPIRATION
-                while True:
-                    done = buffers.root(state, depth, alpha, beta, root_moves, values, ducks)
-                    if done < len(root_moves) or buffers.ctx[SK.C_ABORTED]:
-                        break
-                    top = int(values.max())
-                    delta *= 4
-                    if top <= alpha:
-                        alpha = max(-SK.INF, top - delta)
-                    elif top >= beta:
-                        beta = min(SK.INF, top + delta)
+                lines = []  # (value, full move) of each finished line at this depth
+                for line in range(lines_wanted):
+                    rest = slice(line, None)
+                    if line == 0 and depth > 2:
+                        alpha, beta = best_value - ASPIRATION, best_value + ASPIRATION
                     else:
+                        alpha, beta = -SK.INF, SK.INF
+                    if not self._iterate(state, depth, alpha, beta, root_moves[rest],
+                                         values[rest], ducks[rest]):
                         break
-                if buffers.ctx[SK.C_ABORTED]:
-                    break
-                order = np.argsort(-values, kind="stable")
-                root_moves, values, ducks = root_moves[order], values[order], ducks[order]
-                best_value = int(values[0])
-                best_move = self._full_move(position, int(root_moves[0]), int(ducks[0]))
+                    order = np.argsort(-values[rest], kind="stable") + line
+                    root_moves[rest], values[rest], ducks[rest] = \
+                        root_moves[order], values[order], ducks[order]
+                    move = self._full_move(position, int(root_moves[line]), int(ducks[line]),
+                                           limits.searchmoves)
+                    lines.append((int(values[line]), move))
+                if len(lines) < lines_wanted:
+                    break  # stopped inside this depth: keep the last finished one
+                best_value, best_move = lines[0]
                 completed_depth = depth
                 pv = self._principal_variation(position, best_move)
                 if on_info:
-                    on_info(SearchInfo(depth=depth, seldepth=int(buffers.ctx[SK.C_SELDEPTH]),
-                                       score=uci_score(best_value), nodes=buffers.nodes,
-                                       time_ms=elapsed_ms(started), pv=pv,
-                                       hashfull=self._hashfull()))
+                    for number, (value, move) in enumerate(lines, 1):
+                        line_pv = pv if number == 1 else self._principal_variation(position, move)
+                        on_info(SearchInfo(depth=depth, seldepth=int(buffers.ctx[SK.C_SELDEPTH]),
+                                           score=uci_score(value), nodes=buffers.nodes,
+                                           time_ms=elapsed_ms(started), pv=line_pv,
+                                           hashfull=self._hashfull(),
+                                           multipv=number if lines_wanted > 1 else None))
                 if abs(best_value) > SK.MATE_BOUND and depth >= SK.MATE - abs(best_value):
                     break  # a forced result no deeper search can change
         finally:
             watchdog.finish()
         if best_move is None:  # stopped before depth 1 finished: any legal move
-            best_move = self._full_move(position, int(root_moves[0]), -1)
+            best_move = self._full_move(position, int(root_moves[0]), -1, limits.searchmoves)
             pv = [best_move]
         return SearchResult(best_move, pv[1] if len(pv) > 1 else None, uci_score(best_value),
                             pv, completed_depth, buffers.nodes, elapsed_ms(started),
                             stopped=bool(buffers.ctx[SK.C_ABORTED]))
 
-    def _full_move(self, position, piece: int, duck: int) -> int:
-        """The piece move with its duck; `duck` -1 (or illegal) picks the most blocking square."""
+    def _iterate(self, state, depth: int, alpha: int, beta: int, root_moves: np.ndarray,
+                 values: np.ndarray, ducks: np.ndarray) -> bool:
+        """One depth over the given root moves, re-searched with a wider window until the best
+        value falls inside it; False when the search was stopped."""
+        buffers = self.buffers
+        delta = ASPIRATION
+        while True:
+            done = buffers.root(state, depth, alpha, beta, root_moves, values, ducks)
+            if done < len(root_moves) or buffers.ctx[SK.C_ABORTED]:
+                return False
+            top = int(values.max())
+            delta *= 4
+            if top <= alpha and alpha > -SK.INF:
+                alpha = max(-SK.INF, top - delta)
+            elif top >= beta and beta < SK.INF:
+                beta = min(SK.INF, top + delta)
+            else:
+                return True
+
+    def _full_move(self, position, piece: int, duck: int, searchmoves=()) -> int:
+        """The piece move with its duck; `duck` -1 (or illegal) picks the most blocking square.
+        With `searchmoves`, a duck square the list does not allow gives way to one it does."""
         state = root_state(position)
         undo = np.zeros(2 * UNDO_SIZE, dtype=np.int64)
         old_duck = int(state[S_DUCK])
         K.push_piece_move(state, undo, piece)
         if duck < 0 or duck & 0x88 or state[duck] != 0 or duck == old_duck:
             duck = int(best_blocking_square(state, old_duck))
-        return with_duck(piece, duck)
+        move = with_duck(piece, duck)
+        listed = [int(m) for m in searchmoves if int(m) & PIECE_MOVE_MASK == piece]
+        if listed and move not in listed:
+            move = listed[0]
+        return move
 
     def _principal_variation(self, position, first_move: int) -> list:
         pv = [first_move]
@@ -273,5 +293,3 @@ def best_blocking_square(state: np.ndarray, old_duck: int) -> int:
                 best, best_blocked = sq, blocked
     return best
 
-
-OPTIONS = [Option("Hash", "spin", DEFAULT_HASH_MB, 1, 4096)]
