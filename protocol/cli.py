@@ -1,4 +1,6 @@
-"""The `mallard` command line: subcommands `solve`, `perft`, `bench`, `book` (argparse)."""
+"""The `mallard` command line. With no arguments it is the engine (the first command chooses UCI,
+UGI or GTP); subcommands `uci`, `ugi`, `gtp` force a protocol; `solve`, `perft`, `bench`, `book`
+are the tools (argparse)."""
 
 from __future__ import annotations
 
@@ -6,6 +8,12 @@ import argparse
 import sys
 
 from engines.connect4.testsets import TEST_SETS
+
+
+def _serve(args) -> int:
+    from protocol.server import serve
+
+    return serve(protocol=getattr(args, "protocol", None))
 
 
 def _solve(args) -> int:
@@ -54,6 +62,12 @@ def _bench_duck(args) -> int:
     return bench_duck(args.depth, depths, args.enumeration_positions)
 
 
+def _bench_startup(args) -> int:
+    from protocol.bench import bench_startup
+
+    return bench_startup(args.rounds)
+
+
 def _bench_duck_match(args) -> int:
     from protocol.bench import bench_duck_match
 
@@ -79,6 +93,11 @@ def _book_build(args) -> int:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="mallard", description=__doc__)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    for name, what in (("uci", "UCI (Fairy-Stockfish dialect)"), ("ugi", "UGI"),
+                       ("gtp", "GTP version 2")):
+        engine = commands.add_parser(name, help=f"the engine, speaking {what} on stdin/stdout")
+        engine.set_defaults(run=_serve, protocol=name)
 
     solve = commands.add_parser("solve", help="Connect Four solver line protocol (stdin -> stdout)")
     solve.add_argument("-w", "--weak", action="store_true", help="weak solve: print -1/0/1")
@@ -126,6 +145,11 @@ def build_parser() -> argparse.ArgumentParser:
                       help="positions used for the enumeration comparison (default all 10)")
     duck.set_defaults(run=_bench_duck)
 
+    su = bench_games.add_parser("startup", help="engine start-up (cold and warm numba cache) "
+                                                "and stop -> bestmove latency")
+    su.add_argument("--rounds", type=int, default=10, help="stop latency searches per variant")
+    su.set_defaults(run=_bench_startup)
+
     dm = bench_games.add_parser("duck-match", help="self-play match between two evaluations")
     dm.add_argument("--a", default="all", help="terms of engine A: mobility,king,pawns | all | none")
     dm.add_argument("--b", default="none", help="terms of engine B (default none)")
@@ -150,6 +174,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
+    if argv is None:
+        argv = sys.argv[1:]
+    if not argv:  # the engine: the first command chooses the protocol
+        return _serve(argparse.Namespace(protocol=None))
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "run", None):

@@ -1,14 +1,21 @@
 """One game-agnostic engine session under every front-end (UCI, UGI, GTP).
 
 The session holds the variant, the position (root text plus the moves played from it), the
-option values, the searcher, the stop flag and the search thread. Front-ends parse lines into
-calls on it and print what it hands back; it never prints. Every method that takes user input
-returns an error text (None when all went well) and keeps the previous state on error, except
-`set_position`, which keeps the moves before the first bad one as Fairy-Stockfish does.
+option values, the searcher, the stop flag, the search thread and the time manager (the clock
+arithmetic of `engines.timeman` with `Move Overhead` taken off, and the ponder hit). Front-ends
+parse lines into calls on it and print what it hands back; it never prints. Every method that
+takes user input returns an error text (None when all went well) and keeps the previous state on
+error, except `set_position`, which keeps the moves before the first bad one as Fairy-Stockfish
+does.
 
 A search runs on a worker thread (the kernels release the GIL), so the reading thread stays free
 to answer `isready` and `stop`. Each `go` delivers exactly one result to its `on_done` callback,
-also when stopped, superseded by another `go`, or when the game is already over.
+also when stopped, superseded by another `go`, or when the game is already over. An `infinite`
+or `ponder` search holds its result back until `stop` (or `ponderhit`), as UCI requires.
+
+Start-up: `start_warm_up()` loads or compiles the game's compiled code on a background thread;
+every method that needs the engine waits for it (`wait_ready`), the rest answer at once, so a
+server can send `uciok` before anything has compiled.
 """
 
 from __future__ import annotations
@@ -18,13 +25,17 @@ import threading
 from typing import Callable, Optional
 
 from engines import GAMES, get_game
-from engines.base import GameError, Limits, Option, SearchInfo, SearchResult, new_stop_flag
+from engines.base import (GameError, Limits, Option, PositionError, SearchInfo, SearchResult,
+                          new_stop_flag)
+from engines.timeman import move_budget_ms
 
 DEFAULT_VARIANT = "duck"
-VARIANTS = ("duck", "cfour")  # the order UCI_Variant lists them in
+VARIANTS = ("cfour", "duck")  # the order UCI_Variant lists them in (clients match the text)
+MAX_MULTIPV = 500
 
 PROTOCOL_OPTIONS = [
     Option("UCI_Variant", "combo", DEFAULT_VARIANT, choices=VARIANTS),
+    Option("MultiPV", "spin", 1, 1, MAX_MULTIPV),
     Option("Ponder", "check", False),
     Option("Move Overhead", "spin", 30, 0, 5000),
     Option("UCI_ShowWDL", "check", False),
@@ -64,25 +75,60 @@ def parse_option_value(option: Option, text: Optional[str]):
 
 
 class Session:
-    def __init__(self, variant: str = DEFAULT_VARIANT):
+    def __init__(self, variant: str = DEFAULT_VARIANT, **game_args):
         self._lock = threading.Lock()
         self._thread: Optional[threading.Thread] = None
         self._stop = new_stop_flag()
+        self._release = threading.Event()  # lets an infinite or ponder search deliver its result
+        self._ponder_limits: Optional[Limits] = None
+        self._ponder_timer: Optional[threading.Timer] = None
+        self._ready = threading.Event()
+        self._ready.set()
+        self._warm_error: Optional[str] = None
         self.values: dict[str, object] = {o.name.lower(): o.default for o in PROTOCOL_OPTIONS}
         self._searcher = None
         self._game_values: dict[str, object] = {}
-        self._select(variant)
+        self._select(get_game(variant, **game_args), variant)
 
     # --- variant, options ---------------------------------------------------------------------
-    def _select(self, variant: str) -> None:
-        self.game = get_game(variant)
+    def _select(self, game, variant: str) -> None:
+        self.game = game
         self.variant = variant
         self.values["uci_variant"] = variant
         self._searcher = None
         self._game_values = {o.name.lower(): o.default for o in self.game.options()}
         self.root_text = "startpos"
-        self.position = self.game.start_position()
+        self._position = None  # made on first use: it may need compiled code
         self.moves: list[str] = []
+
+    @property
+    def position(self):
+        if self._position is None:
+            self._position = self.game.start_position()
+        return self._position
+
+    def set_variant(self, variant: str) -> Optional[str]:
+        """Switch to another game (its start position); an error text for an unknown one."""
+        if variant.lower() not in GAMES:
+            return f"unknown variant '{variant}' (known: {', '.join(VARIANTS)})"
+        self.wait_ready()
+        self.stop_and_wait()
+        self._select(get_game(variant), variant.lower())
+        self._restart_warm_up()
+        return None
+
+    def resize(self, width: int, height: int) -> Optional[str]:
+        """The same game on a width x height board (GTP `boardsize`), from its start."""
+        self.wait_ready()
+        try:
+            game = self.game.resized(width, height)
+        except (GameError, ValueError) as error:
+            return str(error)
+        self.stop_and_wait()
+        values = dict(self._game_values)
+        self._select(game, self.variant)
+        self._game_values.update({k: v for k, v in values.items() if k in self._game_values})
+        return None
 
     def options(self) -> list[Option]:
         """Every option to announce: the protocol's, then the current game's."""
@@ -105,17 +151,15 @@ class Session:
             return str(error)
         key = option.name.lower()
         if key == "uci_variant":
-            if value not in GAMES:
-                return f"unknown variant '{value}'"
-            self.stop_and_wait()
-            self._select(value)
-            return None
+            return self.set_variant(value)
         if key == "clear hash":
+            self.wait_ready()
             if self._searcher is not None:
                 self.stop_and_wait()
                 self._searcher.clear()
             return None
         if key in self._game_values:
+            self.wait_ready()
             self._game_values[key] = value
             if self._searcher is not None:
                 self.stop_and_wait()
@@ -134,22 +178,64 @@ class Session:
                     self._searcher.set_option(option.name, value)
         return self._searcher
 
+    # --- start-up -----------------------------------------------------------------------------
+    def start_warm_up(self) -> None:
+        """Load or compile the current game's code on a background thread."""
+        self._warm_up_enabled = True
+        self._restart_warm_up()
+
+    def _restart_warm_up(self) -> None:
+        if not getattr(self, "_warm_up_enabled", False):
+            return
+        self._ready.clear()
+        game = self.game
+
+        def warm() -> None:
+            try:
+                position = game.start_position()
+                searcher = self.searcher()
+                searcher.warm_up()
+                for move in position.legal_moves()[:1]:
+                    text = position.format_move(move)
+                    child = position.play(position.parse_move(text))
+                    child.result()
+                    child.fen()
+                    searcher.search(child, Limits(depth=2, nodes=2000), new_stop_flag())
+                    searcher.search(child, Limits(depth=1, nodes=500, multipv=2), new_stop_flag())
+                searcher.clear()
+            except Exception as error:  # reported by `isready`'s caller through warm_error
+                self._warm_error = repr(error)
+            finally:
+                self._ready.set()
+
+        threading.Thread(target=warm, name="mallard-warm-up", daemon=True).start()
+
+    def wait_ready(self, timeout: Optional[float] = None) -> bool:
+        """Wait until the compiled code is loaded; True when it is."""
+        return self._ready.wait(timeout)
+
+    @property
+    def warm_error(self) -> Optional[str]:
+        return self._warm_error
+
     # --- position -----------------------------------------------------------------------------
     def new_game(self) -> None:
+        self.wait_ready()
         self.stop_and_wait()
         if self._searcher is not None:
             self._searcher.clear()
         self.root_text = "startpos"
-        self.position = self.game.start_position()
+        self._position = None
         self.moves = []
 
     def set_position(self, root: str, moves: list[str]) -> Optional[str]:
         """`root` is "startpos" or a FEN. A bad FEN keeps the old position; a bad move keeps
         the moves before it. Returns the error text."""
+        self.wait_ready()
         try:
             position = self.game.start_position() if root == "startpos" else \
                 self.game.parse_position(root)
-        except GameError as error:
+        except (GameError, ValueError) as error:
             return f"invalid position '{root}': {error}"
         played = []
         error_text = None
@@ -160,8 +246,56 @@ class Session:
                 error_text = f"illegal move {index + 1} '{text}': {error}"
                 break
             played.append(text)
-        self.root_text, self.position, self.moves = root, position, played
+        self.root_text, self._position, self.moves = root, position, played
         return error_text
+
+    def play(self, text: str) -> Optional[str]:
+        """Play one more move from the current position; the error text when it is illegal."""
+        self.wait_ready()
+        try:
+            position = self.position.play(self.position.parse_move(text))
+        except GameError as error:
+            return str(error)
+        self._position = position
+        self.moves.append(text)
+        return None
+
+    def undo(self) -> Optional[str]:
+        """Take back the last move played."""
+        if not self.moves:
+            return "no move to undo"
+        return self.set_position(self.root_text, self.moves[:-1])
+
+    def parse_moves(self, texts: list[str]) -> tuple[list, Optional[str]]:
+        """Moves of the current position from texts (`searchmoves`); bad ones are named."""
+        self.wait_ready()
+        moves, bad = [], []
+        for text in texts:
+            try:
+                moves.append(self.position.parse_move(text))
+            except GameError:
+                bad.append(text)
+        return moves, (f"not legal here: {' '.join(bad)}" if bad else None)
+
+    def game_result(self):
+        """The result when the game is over (draws a player may claim count), else None."""
+        self.wait_ready()
+        return self.position.result(claim_draw=True)
+
+    def format_move(self, move, position=None) -> str:
+        return (position or self.position).format_move(move)
+
+    def format_line(self, moves) -> list[str]:
+        """The texts of a move sequence played from the current position (a PV); it stops at
+        the first move that is not legal."""
+        position, texts = self.position, []
+        for move in moves:
+            try:
+                texts.append(position.format_move(move))
+                position = position.play(move)
+            except (GameError, ValueError, IndexError):
+                break
+        return texts
 
     # --- searching ----------------------------------------------------------------------------
     def effective_limits(self, limits: Limits) -> Limits:
@@ -177,10 +311,16 @@ class Session:
     def go(self, limits: Limits, on_info: Callable[[SearchInfo], None],
            on_done: Callable[[SearchResult], None]) -> None:
         """Start a search on the worker thread; `on_done` gets its one result."""
+        self.wait_ready()
         self.stop_and_wait()
         position = self.position
         searcher = self.searcher()
         limits = self.effective_limits(limits)
+        if limits.multipv == 1 and int(self.values["multipv"]) > 1:
+            limits = dataclasses.replace(limits, multipv=int(self.values["multipv"]))
+        hold = limits.infinite or limits.ponder
+        self._ponder_limits = dataclasses.replace(limits, ponder=False) if limits.ponder else None
+        self._release.clear()
         self._stop[0] = 0
         stop = self._stop
 
@@ -189,14 +329,42 @@ class Session:
                 result = searcher.search(position, limits, stop, on_info)
             except Exception as error:  # a search bug must still answer the go
                 result = SearchResult(_any_move(position), extra={"error": repr(error)})
+            if hold:
+                self._release.wait()
+            self._cancel_ponder_timer()
             on_done(result)
 
         with self._lock:
             self._thread = threading.Thread(target=run, name="mallard-search", daemon=True)
             self._thread.start()
 
+    def ponderhit(self) -> None:
+        """The opponent played the expected move: the ponder search goes on as a normal search
+        whose time starts now."""
+        limits = self._ponder_limits
+        if limits is None or not self.searching:
+            return
+        self._ponder_limits = None
+        budget = move_budget_ms(limits, self.position.side_to_move)
+        if budget is not None:
+            timer = threading.Timer(budget / 1000, self.stop)
+            timer.daemon = True
+            self._ponder_timer = timer
+            timer.start()
+        elif not limits.infinite and limits.depth is None and limits.nodes is None \
+                and limits.mate is None:
+            self.stop()  # nothing else would ever end it
+        self._release.set()
+
+    def _cancel_ponder_timer(self) -> None:
+        timer, self._ponder_timer = self._ponder_timer, None
+        if timer is not None:
+            timer.cancel()
+
     def stop(self) -> None:
         self._stop[0] = 1
+        self._ponder_limits = None
+        self._release.set()
 
     def wait(self, timeout: Optional[float] = None) -> bool:
         """Wait for the running search; True when none is left running."""
@@ -215,6 +383,21 @@ class Session:
     def searching(self) -> bool:
         with self._lock:
             return self._thread is not None and self._thread.is_alive()
+
+    def search_now(self, limits: Limits, on_info: Optional[Callable[[SearchInfo], None]] = None
+                   ) -> SearchResult:
+        """A search that returns its result (GTP, which answers one command at a time)."""
+        done: list[SearchResult] = []
+        finished = threading.Event()
+
+        def deliver(result: SearchResult) -> None:
+            done.append(result)
+            finished.set()
+
+        self.go(limits, on_info or (lambda info: None), deliver)
+        finished.wait()
+        self.wait()
+        return done[0]
 
 
 def _any_move(position):

@@ -5,22 +5,8 @@ import pytest
 
 from engines.base import MoveError, PositionError
 from engines.connect4.rules import Connect4Game, has_four
+from tests import oracles  # noqa: F401  (loads the cfour variant into pyffish)
 
-CFOUR_CONFIG = """[cfour]
-maxRank = 6
-maxFile = 7
-immobile = p
-startFen = 7/7/7/7/7/7[PPPPPPPPPPPPPPPPPPPPPppppppppppppppppppppp] w - - 0 1
-pieceDrops = true
-enclosingDrop = top
-doubleStep = false
-castling = false
-stalemateValue = draw
-immobilityIllegal = false
-connectN = 4
-nMoveRule = 0
-"""
-pyffish.load_variant_config(CFOUR_CONFIG)
 START = pyffish.start_fen("cfour")
 GAME = Connect4Game()
 

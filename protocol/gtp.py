@@ -1,0 +1,286 @@
+"""GTP version 2 front-end over the session, for the two-player games that support it
+(`Game.gtp`: Connect Four now, Ultimate Tic-Tac-Toe later); the first player is black.
+
+Framing: a command is `[id] name args`; the reply is `=[id] result` or `?[id] message`, then an
+empty line, never one inside a reply. Control characters are dropped, tabs become spaces,
+anything after `#` is a comment, empty lines are skipped. GTP is synchronous: `genmove` answers
+when its search ends (time from `time_settings`/`time_left`, else a full solve).
+
+Moves are what the game parses (for Connect Four a column letter `d`, a 1-based column `4`, or
+`P@d1`); `genmove` answers the game's GTP vertex (the column letter). Private commands:
+`mallard-analyze` (one line per legal move: move and UCI-style score) and `mallard-solve`
+(`win|draw|loss <move> <score>` for the side to move).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+from engines.base import Limits, Score
+from protocol.server import Input, Output
+from protocol.session import Session
+from protocol.uci import ENGINE_NAME, VERSION
+
+DEFAULT_VARIANT = "cfour"
+COLOURS = {"b": 0, "black": 0, "w": 1, "white": 1}
+COLOUR_NAMES = ("black", "white")
+CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+
+class GtpError(Exception):
+    """A command that fails: its message becomes the `?` reply."""
+
+
+class GtpFrontEnd:
+    def __init__(self, output: Output, input_: Optional[Input] = None,
+                 session: Optional[Session] = None):
+        self.out = output
+        self.input = input_
+        self.session = session or Session(DEFAULT_VARIANT)
+        self.main_time: Optional[float] = None  # seconds, from time_settings
+        self.byo_yomi_time = 0.0
+        self.byo_yomi_stones = 0
+        self.time_left: dict[int, tuple[float, int]] = {}  # colour -> (seconds, stones)
+        self.commands = sorted(name[4:].replace("_mallard_", "mallard-")
+                               for name in dir(self) if name.startswith("cmd_"))
+        self.session.start_warm_up()
+
+    # --- plumbing -----------------------------------------------------------------------------
+    def report_internal_error(self, line: str) -> None:
+        self.out.write("? internal error (state kept)\n\n")
+
+    def close(self) -> None:
+        self.session.stop()
+        self.session.wait(2.0)
+
+    def handle(self, line: str) -> bool:
+        line = CONTROL.sub("", line.replace("\t", " ")).split("#", 1)[0].strip()
+        if not line:
+            return True
+        words = line.split()
+        ident = ""
+        if words[0].isdigit():
+            ident, words = words[0], words[1:]
+            if not words:
+                self.out.write(f"?{ident} missing command\n\n")
+                return True
+        name, args = words[0].lower(), words[1:]
+        self.out.log(f"<< {line}")
+        handler = getattr(self, "cmd_" + name.replace("mallard-", "_mallard_"), None)
+        if handler is None:
+            self.out.write(f"?{ident} unknown command\n\n")
+            return True
+        if name not in ("protocol_version", "name", "version", "known_command",
+                        "list_commands", "quit"):
+            self.session.wait_ready()
+        try:
+            result = handler(args)
+        except GtpError as error:
+            self.out.write(f"?{ident} {error}\n\n")
+            return True
+        text = "" if result is None else str(result)
+        separator = " " if text and not text.startswith("\n") else ""
+        self.out.write(f"={ident}{separator}{text}\n\n")
+        return name != "quit"
+
+    # --- required commands --------------------------------------------------------------------
+    def cmd_protocol_version(self, args):
+        return "2"
+
+    def cmd_name(self, args):
+        return ENGINE_NAME
+
+    def cmd_version(self, args):
+        return VERSION
+
+    def cmd_known_command(self, args):
+        return "true" if args and args[0].lower() in self.commands else "false"
+
+    def cmd_list_commands(self, args):
+        return "\n".join(self.commands)
+
+    def cmd_quit(self, args):
+        return None
+
+    def cmd_boardsize(self, args):
+        sizes = [_integer(a, "board size") for a in args]
+        if len(sizes) == 1:
+            sizes = sizes * 2
+        if len(sizes) != 2:
+            raise GtpError("boardsize needs a size or 'width height'")
+        problem = self.session.resize(*sizes)
+        if problem:
+            raise GtpError(f"unacceptable size: {problem}")
+
+    def cmd_clear_board(self, args):
+        self.session.new_game()
+
+    def cmd_komi(self, args):
+        if len(args) != 1:
+            raise GtpError("komi needs one number")
+        try:
+            float(args[0])
+        except ValueError:
+            raise GtpError(f"komi is not a number: '{args[0]}'") from None
+
+    def cmd_play(self, args):
+        if len(args) != 2:
+            raise GtpError("play needs a colour and a move")
+        self._check_turn(args[0])
+        if args[1].lower() in ("pass", "resign"):
+            raise GtpError(f"illegal move: {self._game_name()} has no {args[1].lower()}")
+        problem = self.session.play(args[1])
+        if problem:
+            raise GtpError(f"illegal move: {problem}")
+
+    def cmd_genmove(self, args):
+        return self._generate(args, play=True)
+
+    def cmd_reg_genmove(self, args):
+        return self._generate(args, play=False)
+
+    def cmd_undo(self, args):
+        problem = self.session.undo()
+        if problem:
+            raise GtpError(f"cannot undo: {problem}")
+
+    def cmd_showboard(self, args):
+        position = self.session.position
+        turn = COLOUR_NAMES[position.side_to_move]
+        result = self.session.game_result()
+        status = f"{turn} to move" if result is None else f"game over: {_result_text(result)}"
+        return "\n" + position.board_text() + "\n" + status
+
+    def cmd_final_score(self, args):
+        result = self.session.game_result()
+        if result is None:
+            score, best = self._solve()
+            if score.kind == "cp" and not score.exact:
+                raise GtpError("cannot score an unfinished game the solver has not solved")
+            side = self.session.position.side_to_move
+            if score.kind == "cp":
+                return "0"
+            winner = side if score.value > 0 else 1 - side
+            return "B+1" if winner == 0 else "W+1"
+        return {0: "B+1", 1: "W+1", None: "0"}[result.winner]
+
+    def cmd_time_settings(self, args):
+        if len(args) != 3:
+            raise GtpError("time_settings needs main_time byo_yomi_time byo_yomi_stones")
+        main, byo = _number(args[0], "main time"), _number(args[1], "byo-yomi time")
+        stones = _integer(args[2], "byo-yomi stones")
+        if main < 0 or byo < 0 or stones < 0:
+            raise GtpError("time settings cannot be negative")
+        self.main_time, self.byo_yomi_time, self.byo_yomi_stones = main, byo, stones
+        self.time_left = {}
+
+    def cmd_time_left(self, args):
+        if len(args) != 3:
+            raise GtpError("time_left needs colour time stones")
+        colour = _colour(args[0])
+        seconds = _number(args[1], "time")
+        stones = _integer(args[2], "stones")
+        self.time_left[colour] = (max(0.0, seconds), max(0, stones))
+
+    # --- private commands ---------------------------------------------------------------------
+    def cmd__mallard_analyze(self, args):
+        self._require_unfinished()
+        legal = self.session.position.legal_moves()
+        lines = {}
+
+        def collect(info):
+            if info.multipv is not None and info.pv and info.score is not None:
+                lines[info.multipv] = (info.pv[0], info.score)
+            elif info.score is not None and info.pv and not info.bound and len(legal) == 1:
+                lines[1] = (info.pv[0], info.score)
+
+        self.session.search_now(Limits(multipv=max(2, len(legal))), collect)
+        if not lines:
+            raise GtpError("the analysis was stopped before it finished")
+        position = self.session.position
+        return "\n".join(f"{position.gtp_move(move)} {score}"
+                         for _, (move, score) in sorted(lines.items()))
+
+    def cmd__mallard_solve(self, args):
+        self._require_unfinished()
+        score, best = self._solve()
+        if score.kind == "cp" and not score.exact:
+            raise GtpError("the solve was stopped before it finished")
+        outcome = "draw" if score.kind == "cp" else "win" if score.value > 0 else "loss"
+        return f"{outcome} {self.session.position.gtp_move(best)} {score}"
+
+    # --- helpers ------------------------------------------------------------------------------
+    def _game_name(self) -> str:
+        return self.session.variant
+
+    def _check_turn(self, colour_text: str) -> int:
+        colour = _colour(colour_text)
+        side = self.session.position.side_to_move
+        if self.session.game_result() is None and colour != side:
+            raise GtpError(f"illegal move: it is {COLOUR_NAMES[side]}'s turn")
+        return colour
+
+    def _require_unfinished(self) -> None:
+        result = self.session.game_result()
+        if result is not None:
+            raise GtpError(f"the game is over ({_result_text(result)})")
+
+    def _solve(self):
+        result = self.session.search_now(Limits())
+        return result.score or Score.cp(0), result.best_move
+
+    def _limits(self, side: int) -> Limits:
+        if self.main_time is None or (self.main_time == 0 and self.byo_yomi_time == 0):
+            return Limits()
+        seconds, stones = self.time_left.get(side, (self.main_time, 0))
+        if stones > 0:
+            return Limits(wtime=int(seconds * 1000), btime=int(seconds * 1000),
+                          movestogo=stones)
+        if seconds <= 0 and self.byo_yomi_stones > 0:
+            per_period = int(self.byo_yomi_time * 1000)
+            return Limits(wtime=per_period, btime=per_period, movestogo=self.byo_yomi_stones)
+        return Limits(wtime=int(seconds * 1000), btime=int(seconds * 1000))
+
+    def _generate(self, args, play: bool):
+        if len(args) != 1:
+            raise GtpError("genmove needs a colour")
+        colour = self._check_turn(args[0])
+        self._require_unfinished()
+        result = self.session.search_now(self._limits(colour))
+        position = self.session.position
+        if result.best_move is None:
+            raise GtpError("no move to play")
+        vertex = position.gtp_move(result.best_move)
+        if play:
+            problem = self.session.play(vertex)
+            if problem:
+                raise GtpError(f"internal error: own move rejected: {problem}")
+        return vertex
+
+
+def _result_text(result) -> str:
+    if result.winner is None:
+        return f"draw, {result.reason}"
+    return f"{COLOUR_NAMES[result.winner]} wins, {result.reason}"
+
+
+def _colour(text: str) -> int:
+    try:
+        return COLOURS[text.lower()]
+    except KeyError:
+        raise GtpError(f"invalid color '{text}' (b, w, black or white)") from None
+
+
+def _integer(text: str, what: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise GtpError(f"{what} is not an integer: '{text}'") from None
+
+
+def _number(text: str, what: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise GtpError(f"{what} is not a number: '{text}'") from None

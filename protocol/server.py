@@ -1,0 +1,137 @@
+"""The engine process: stdin on a reader thread, one front-end, one session, clean shutdown.
+
+`serve(stdin, stdout, stderr, protocol)` runs until `quit` or the end of stdin and returns the
+exit status (0). With `protocol=None` the first non-empty line decides: `uci` (or another UCI
+command) speaks UCI, `ugi` speaks UGI, anything else GTP.
+
+Threads: the reader puts every line on a queue (None at the end of input) and flags `quit` and
+the end of input at once, so that a command waiting for the compiled code or for a GTP search
+can give up; the main thread hands lines to the front-end; searches print `info`/`bestmove` from
+their worker thread. All output goes through one `Output`, which serialises lines, flushes each,
+and never raises (a closed stdout ends the process instead of printing a traceback).
+"""
+
+from __future__ import annotations
+
+import queue
+import sys
+import threading
+import traceback
+from typing import Optional, TextIO
+
+UCI_FIRST_COMMANDS = {"uci", "isready", "position", "go", "setoption", "ucinewgame", "debug"}
+
+
+class Output:
+    """Line output shared by the reading thread and the search thread."""
+
+    def __init__(self, stream: TextIO, log_stream: Optional[TextIO] = None):
+        self.stream = stream
+        self.log_stream = log_stream
+        self.debug = False
+        self.closed = threading.Event()
+        self._lock = threading.Lock()
+
+    def line(self, text: str) -> None:
+        self.write(text + "\n")
+
+    def write(self, text: str) -> None:
+        with self._lock:
+            if self.closed.is_set():
+                return
+            try:
+                self.stream.write(text)
+                self.stream.flush()
+            except (OSError, ValueError):  # the client closed the pipe
+                self.closed.set()
+
+    def log(self, text: str) -> None:
+        """A log line on stderr, only when the client asked for `debug on`."""
+        if not self.debug or self.log_stream is None:
+            return
+        with self._lock:
+            try:
+                self.log_stream.write(text.rstrip("\n") + "\n")
+                self.log_stream.flush()
+            except (OSError, ValueError):
+                pass
+
+
+class Input:
+    """Lines of stdin read on their own thread."""
+
+    def __init__(self, stream: TextIO):
+        self.lines: queue.Queue = queue.Queue()
+        self.finished = threading.Event()  # `quit` read or end of input
+        self._thread = threading.Thread(target=self._read, args=(stream,), name="mallard-stdin",
+                                        daemon=True)
+        self._thread.start()
+
+    def _read(self, stream: TextIO) -> None:
+        try:
+            for raw in stream:
+                line = raw.replace("\r", "").rstrip("\n")
+                words = line.split()
+                if words[:1] == ["quit"] or (len(words) == 2 and words[0].isdigit()
+                                             and words[1] == "quit"):
+                    self.finished.set()
+                self.lines.put(line)
+        except (OSError, ValueError, UnicodeDecodeError):
+            pass
+        self.finished.set()
+        self.lines.put(None)
+
+    def next(self) -> Optional[str]:
+        return self.lines.get()
+
+
+def detect(line: str) -> Optional[str]:
+    """The protocol a first line speaks, or None for a blank line."""
+    words = line.split("#", 1)[0].split()
+    if not words:
+        return None
+    if words[0] == "ugi":
+        return "ugi"
+    if words[0] in UCI_FIRST_COMMANDS:
+        return "uci"
+    return "gtp"
+
+
+def make_front_end(protocol: str, output: Output, input_: Input):
+    if protocol == "gtp":
+        from protocol.gtp import GtpFrontEnd
+
+        return GtpFrontEnd(output, input_)
+    from protocol.uci import UciFrontEnd
+
+    return UciFrontEnd(output, input_, dialect=protocol)
+
+
+def serve(stdin: TextIO = None, stdout: TextIO = None, stderr: TextIO = None,
+          protocol: Optional[str] = None) -> int:
+    stdin = stdin or sys.stdin
+    output = Output(stdout or sys.stdout, stderr or sys.stderr)
+    input_ = Input(stdin)
+    front = None
+    try:
+        while True:
+            line = input_.next()
+            if line is None or output.closed.is_set():
+                break
+            if front is None:
+                chosen = protocol or detect(line)
+                if chosen is None:
+                    continue
+                front = make_front_end(chosen, output, input_)
+            try:
+                if not front.handle(line):
+                    break
+            except Exception:  # a bug must not kill the engine: report, keep the state, go on
+                output.log(traceback.format_exc())
+                front.report_internal_error(line)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        if front is not None:
+            front.close()
+    return 0
