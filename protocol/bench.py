@@ -118,6 +118,13 @@ def _separator(header) -> str:
     return "|" + "|".join("-" * (_width(i, h) + 2) for i, h in enumerate(header)) + "|"
 
 
+def _print_table(header, rows, out: TextIO) -> None:
+    print(_table_row(header, header), file=out)
+    print(_separator(header), file=out)
+    for row in rows:
+        print(_table_row(row, header), file=out)
+
+
 # --- Duck Chess perft ------------------------------------------------------------------------
 
 DUCK_PERFT_ROWS = [
@@ -297,4 +304,110 @@ def bench_duck_match(a: str, b: str, pairs: int, nodes: int, jobs: int, seed: in
     row = [a, b, str(result.games), str(result.wins), str(result.draws), str(result.losses),
            f"{result.score:.3f}", f"{elo:+.0f} +- {margin:.0f}"]
     out.write(_table_row(row, header) + "\n")
+    return 0
+
+
+# --- the engine process: start-up and stop latency ---------------------------------------------
+
+class _EngineProcess:
+    """`mallard <protocol>` as a subprocess, with timed reads of its output lines."""
+
+    def __init__(self, protocol: str, env: dict):
+        import queue
+        import subprocess
+        import threading
+
+        self.started = time.perf_counter()
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", "import sys; from protocol.cli import main; sys.exit(main())",
+             protocol], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            text=True, bufsize=1, env=env)
+        self.lines: "queue.Queue" = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        for line in self.process.stdout:
+            self.lines.put((time.perf_counter(), line.rstrip("\n")))
+        self.lines.put((time.perf_counter(), None))
+
+    def send(self, text: str) -> float:
+        self.process.stdin.write(text + "\n")
+        self.process.stdin.flush()
+        return time.perf_counter()
+
+    def until(self, prefix: str, timeout: float = 600.0) -> float:
+        """The instant the first line starting with `prefix` arrived."""
+        deadline = time.perf_counter() + timeout
+        while True:
+            at, line = self.lines.get(timeout=max(0.001, deadline - time.perf_counter()))
+            if line is None:
+                raise RuntimeError(f"the engine ended before '{prefix}'")
+            if line.startswith(prefix):
+                return at
+
+    def close(self) -> None:
+        try:
+            self.send("quit")
+        except OSError:
+            pass
+        self.process.wait(10)
+
+
+def _startup_row(label: str, variant: str, env: dict) -> list:
+    engine = _EngineProcess("uci", env)
+    engine.send("uci")
+    uciok = engine.until("uciok") - engine.started
+    if variant != "duck":
+        engine.send(f"setoption name UCI_Variant value {variant}")
+    engine.send("isready")
+    readyok = engine.until("readyok") - engine.started
+    sent = engine.send("go depth 1" if variant == "duck" else "go movetime 100")
+    first_move = engine.until("bestmove") - sent
+    engine.close()
+    return [label, variant, f"{uciok * 1000:.0f}", f"{readyok:.2f}", f"{first_move * 1000:.0f}"]
+
+
+def _stop_latency(variant: str, position: str, env: dict, rounds: int) -> list[float]:
+    engine = _EngineProcess("uci", env)
+    engine.send("uci")
+    engine.send(f"setoption name UCI_Variant value {variant}")
+    engine.send("setoption name OwnBook value false")
+    engine.send("isready")
+    engine.until("readyok")
+    latencies = []
+    for _ in range(rounds):
+        engine.send(position)
+        engine.send("go infinite")
+        time.sleep(0.3)
+        sent = engine.send("stop")
+        latencies.append((engine.until("bestmove") - sent) * 1000)
+    engine.close()
+    return latencies
+
+
+def bench_startup(rounds: int = 10, out: TextIO = sys.stdout) -> int:
+    """Time to `uciok`, to `readyok` and to the first `bestmove`, with an empty numba cache (cold:
+    everything compiles) and with the cache it left (warm); then `stop` -> `bestmove` latency."""
+    import tempfile
+
+    header = ["run", "variant", "uciok (ms)", "readyok (s)", "first go (ms)"]
+    rows = []
+    with tempfile.TemporaryDirectory() as cache:
+        env = dict(os.environ, NUMBA_CACHE_DIR=cache)
+        for variant in ("duck", "cfour"):
+            rows.append(_startup_row("cold", variant, env))
+            rows.append(_startup_row("warm", variant, env))
+    print(f"Engine start-up, {date.today()}, {platform.processor() or platform.machine()}, "
+          f"{os.cpu_count()} cores, Python {platform.python_version()}", file=out)
+    _print_table(header, rows, out)
+    print(file=out)
+    header = ["variant", "searches", "stop -> bestmove mean (ms)", "max (ms)"]
+    rows = []
+    positions = {"duck": "position startpos moves e2e4,e4e5",
+                 "cfour": "position startpos"}  # 7x6 from the start, no book: never solved in 0.3 s
+    for variant, position in positions.items():
+        latencies = _stop_latency(variant, position, dict(os.environ), rounds)
+        rows.append([variant, str(rounds), f"{statistics.mean(latencies):.1f}",
+                     f"{max(latencies):.1f}"])
+    _print_table(header, rows, out)
     return 0
