@@ -7,8 +7,10 @@ which the side to move cannot win at once. Its `array` (uint64) holds the n sort
 binary-searches it at those depths only.
 
 Files live in the cache directory (`$MALLARD_CACHE`, else `~/.cache/mallard`):
-- `bitbully-12ply-7x6.npz`: BitBully's database converted on first use (from the installed
-  `bitbully-databases` package; nothing is downloaded);
+- `bitbully-12ply-7x6-v2.npz`: BitBully's database converted on first use (from the installed
+  `bitbully-databases` package; nothing is downloaded). The version in the name changes whenever
+  a conversion from an older release cannot be trusted; an older file (`bitbully-12ply-7x6.npz`,
+  made by a stale decoder that scored most positions wrongly) is ignored and removed;
 - `book-WxH-dN.npz`: books made by `build_book`, with `build-WxH-dN/` holding the finished chunks
   of an unfinished build so that running it again resumes.
 
@@ -31,7 +33,9 @@ import numpy as np
 from engines.connect4 import book_kernels as BK
 from engines.connect4 import kernels as K
 
-BITBULLY_FILE = "bitbully-12ply-7x6.npz"
+BITBULLY_FILE = "bitbully-12ply-7x6-v2.npz"
+LEGACY_BITBULLY_FILES = ("bitbully-12ply-7x6.npz",)  # wrong conversions: never loaded
+DECODER_CHECK_SAMPLE = 1000
 SHIPPED_BOOKS = {(7, 6): "book-7x6-d4.npz"}
 CHUNK = 2000
 
@@ -139,6 +143,8 @@ def bitbully_book(convert: bool = True) -> Optional[Book]:
     if book is not None:
         try:
             book.save(cached)
+            for name in LEGACY_BITBULLY_FILES:
+                (cache_dir() / name).unlink(missing_ok=True)
         except OSError:
             pass  # a read-only home still gets a working (converted in memory) book
     return book
@@ -153,17 +159,38 @@ def bitbully_source() -> Optional[Path]:
 
 
 def convert_bitbully(path: Optional[Path] = None) -> Optional[Book]:
+    """BitBully's 12-ply exact-distance database (5-byte records: big-endian int32 code, int8
+    value; see `book_kernels` for the format) as a `Book` of Pons scores for the side to move."""
     path = path or bitbully_source()
     if path is None or not Path(path).exists():
         return None
     records = np.fromfile(path, dtype=np.dtype([("code", ">i4"), ("value", "i1")]))
     codes = records["code"].astype(np.int64)
     values = records["value"].astype(np.int64)
-    ctx = K.make_context(7, 6)
     keys = np.empty(codes.size, dtype=np.uint64)
     scores = np.empty(codes.size, dtype=np.int64)
-    n = BK.decode_bitbully(codes, values, ctx, keys, scores)
+    n = BK.decode_bitbully(codes, values, 7, 6, keys, scores)
+    _check_compiled_decoder(codes, values)
     return Book.from_entries(7, 6, [12], keys[:n], scores[:n])
+
+
+def _check_compiled_decoder(codes: np.ndarray, values: np.ndarray) -> None:
+    """Decode a spread of records with the compiled decoder and with its Python source: machine
+    code that no longer matches the source (a stale numba cache) must not make a book that is
+    then cached for good."""
+    sample = np.unique(np.linspace(0, codes.size - 1, min(codes.size, DECODER_CHECK_SAMPLE))
+                       .astype(np.int64))
+    codes, values = codes[sample], values[sample]
+    results = []
+    for decode in (BK.decode_bitbully, BK.decode_bitbully.py_func):
+        keys = np.empty(codes.size, dtype=np.uint64)
+        scores = np.empty(codes.size, dtype=np.int64)
+        n = decode(codes, values, 7, 6, keys, scores)
+        results.append((n, keys[:n], scores[:n]))
+    (n, keys, scores), (py_n, py_keys, py_scores) = results
+    if n != py_n or not np.array_equal(keys, py_keys) or not np.array_equal(scores, py_scores):
+        raise RuntimeError("the compiled BitBully decoder disagrees with its source (a stale numba "
+                           "cache?): delete engines/connect4/__pycache__/book_kernels.* and retry")
 
 
 def built_book_path(width: int, height: int, depth: int) -> Path:

@@ -1,9 +1,11 @@
 import random
+import types
 
 import numpy as np
 import pytest
 
 from engines.connect4 import book as book_module
+from engines.connect4 import book_kernels as BK
 from engines.connect4 import kernels as K
 from engines.connect4.book import Book, build_book, enumerate_levels
 from engines.connect4.rules import Connect4Game
@@ -56,20 +58,147 @@ def _fen(first: int, second: int) -> str:
     return "/".join(ranks)
 
 
-def test_book_values_equal_search_values(bitbully):
+def _random_position(rng, stones, game=GAME):
+    """A position reached by `stones` random moves, none of which ends the game."""
+    position = game.start_position()
+    for _ in range(stones):
+        candidates = [c for c in position.legal_moves() if position.play(c).winner is None]
+        position = position.play(rng.choice(candidates))
+    return position
+
+
+def _wins_at_once(position, ctx) -> bool:
+    return bool(K.can_win_next(np.uint64(position.cur), np.uint64(position.mask), ctx))
+
+
+def _check_book_against_search(bitbully, played: int, sampled: int, seed: int) -> None:
+    """`played` random-play 12-stone positions (those where the side to move wins at once are
+    skipped: the database leaves them out) and `sampled` entries drawn uniformly from the book:
+    the book's score equals the score of a search without book."""
     solver = Solver(hash_mb=64)
-    rng = random.Random(12)
-    checked = 0
-    while checked < 12:
-        position = GAME.start_position()
-        for _ in range(12):
-            candidates = [c for c in position.legal_moves() if position.play(c).winner is None]
-            position = position.play(rng.choice(candidates))
-        if K.can_win_next(np.uint64(position.cur), np.uint64(position.mask), solver.ctx):
-            continue
+    rng = random.Random(seed)
+    positions = []
+    while len(positions) < played:
+        position = _random_position(rng, 12)
+        if not _wins_at_once(position, solver.ctx):
+            positions.append(position)
+    keys = bitbully.keys()
+    positions += [_position_from_key(int(keys[i])) for i in rng.sample(range(bitbully.size), sampled)]
+    wrong = []
+    for position in positions:
+        assert not _wins_at_once(position, solver.ctx)
+        stored = bitbully.lookup(position)
+        assert stored is not None, position.fen()  # every such position is in the database
         solver.reset()
-        assert bitbully.lookup(position) == solver.solve(position), position.sequence()
-        checked += 1
+        searched = solver.solve(position)
+        if stored != searched:
+            wrong.append((position.fen(), stored, searched))
+    assert not wrong, f"{len(wrong)} of {len(positions)} book values differ: {wrong[:5]}"
+
+
+def test_book_values_equal_search_values(bitbully):
+    # About 7 s: a 12-stone position takes some 35 ms on average to solve without book.
+    _check_book_against_search(bitbully, played=150, sampled=50, seed=12)
+
+
+@pytest.mark.slow
+def test_book_values_equal_search_values_many(bitbully):
+    _check_book_against_search(bitbully, played=1000, sampled=500, seed=2024)
+
+
+def test_bitbully_record_decoding():
+    # The record of 1-based columns 255235466151 in book_12ply_distances.dat: code -173740432
+    # (BitBully's Board::toHuffman, 11110 10110 100 100 111011100 11100 0 for columns 1 to 7, then
+    # the padding 0), value 97: the first player, to move, wins with the 15th stone (3 plies on).
+    # The Pons score is (43 - 14) // 2 = 14; BitBully's solver says 14 too.
+    position = GAME.parse_sequence("255235466151")
+    ctx = K.make_context(7, 6)
+    key = int(K.canonical_key(np.uint64(position.cur + position.mask), ctx))
+    code = -173740432
+    codes = np.array([code, code, code, code, code | 1, 0x7FFFFFFF], dtype=np.int64)
+    values = np.array([97, -88, 0, 71, 0, 0], dtype=np.int64)
+    keys = np.empty(codes.size, dtype=np.uint64)
+    scores = np.empty(codes.size, dtype=np.int64)
+    n = BK.decode_bitbully(codes, values, 7, 6, keys, scores)
+    assert n == 4  # a padding 1, a column of more than 6 stones: not records, skipped
+    assert [int(k) for k in keys[:n]] == [key] * 4
+    # value -88: the second player wins with the 24th stone, (43 - 23) // 2 = 10 for it.
+    assert list(scores[:n]) == [14, -10, 0, 1]
+    # The mirrored position is the same book entry.
+    mirrored = GAME.parse_sequence("".join(str(8 - int(c)) for c in "255235466151"))
+    book = Book.from_entries(7, 6, [12], keys[:1], scores[:1])
+    assert book.lookup(position) == book.lookup(mirrored) == 14
+
+
+def test_compiled_bitbully_decoder_equals_its_source():
+    """The compiled decoder must not run stale machine code (numba's cache only notices edits to
+    the function's own file): it equals its Python source on real records, and it takes nothing
+    from another module that numba would compile into it."""
+    path = book_module.bitbully_source()
+    records = np.fromfile(path, dtype=np.dtype([("code", ">i4"), ("value", "i1")]))
+    book_module._check_compiled_decoder(records["code"].astype(np.int64),
+                                        records["value"].astype(np.int64))
+    for function in (BK.decode_bitbully, BK._mirrored):
+        for name in function.py_func.__code__.co_names:
+            value = vars(BK).get(name)
+            foreign = (value is not None and not isinstance(value, types.ModuleType)
+                       and vars(K).get(name) is value)
+            assert not foreign, f"{function.__name__} uses kernels.{name}"
+
+
+def test_stale_bitbully_cache_is_replaced(tmp_path, monkeypatch):
+    monkeypatch.setenv("MALLARD_CACHE", str(tmp_path))
+    converted = Book.from_entries(7, 6, [12], [5, 9], [3, -2])
+    stale = Book.from_entries(7, 6, [12], [5, 9], [-7, 4])
+    for name in book_module.LEGACY_BITBULLY_FILES:
+        stale.save(tmp_path / name)
+    calls = []
+    monkeypatch.setattr(book_module, "convert_bitbully", lambda: calls.append(1) or converted)
+    book = book_module.bitbully_book()
+    assert list(book.scores()) == [3, -2] and calls == [1]
+    assert not any((tmp_path / name).exists() for name in book_module.LEGACY_BITBULLY_FILES)
+    assert book_module.BITBULLY_FILE not in book_module.LEGACY_BITBULLY_FILES
+    assert list(book_module.bitbully_book().scores()) == [3, -2] and calls == [1]  # cached
+
+
+# True values by BitBully's solver: 5, 6 and 7 stones, where the search has no book to probe.
+KNOWN_OPENINGS = [("44531", 5), ("44537", 2), ("445312", 0), ("4453121", 4)]
+
+
+@pytest.fixture(scope="module")
+def default_book_solver():
+    return Solver(hash_mb=64, book=book_module.default_book(7, 6))
+
+
+@pytest.mark.parametrize("moves, expected", KNOWN_OPENINGS)
+def test_default_book_known_openings(default_book_solver, moves, expected):
+    default_book_solver.reset()
+    assert default_book_solver.solve(GAME.parse_sequence(moves)) == expected
+
+
+def _check_default_book_against_search(default_book_solver, per_count: int, seed: int) -> None:
+    solver = Solver(hash_mb=64)
+    rng = random.Random(seed)
+    for stones in range(5, 13):
+        for _ in range(per_count):
+            position = _random_position(rng, stones)
+            default_book_solver.reset()
+            solver.reset()
+            assert default_book_solver.solve(position) == solver.solve(position), position.fen()
+
+
+def test_search_with_default_book_equals_search_without(default_book_solver):
+    # One position per stone count 5..12; without book, 5 stones can take seconds (0.9 to 6.5 s
+    # measured), 6 and 7 stones up to 2 s, 8 to 12 mostly under 0.5 s.
+    _check_default_book_against_search(default_book_solver, per_count=1, seed=3)
+
+
+@pytest.mark.slow
+def test_search_with_default_book_equals_search_without_many(default_book_solver):
+    _check_default_book_against_search(default_book_solver, per_count=4, seed=99)
+    for moves, expected in KNOWN_OPENINGS:
+        solver = Solver(hash_mb=64)
+        assert solver.solve(GAME.parse_sequence(moves)) == expected, moves
 
 
 def test_search_with_book_equals_search_without(book_solver):
