@@ -235,6 +235,15 @@ class Connect4Searcher(Searcher):
     def clear(self) -> None:
         self.solver.reset()
 
+    def warm_up(self) -> None:
+        """Load every kernel a search may call, including the ones only a stopped search uses
+        (the heuristic move), so that the first `stop` is answered at once."""
+        position = self.game.start_position()
+        self.solver.heuristic_move(position)
+        self.solver.analyze(position.play(0).play(0).play(0).play(1).play(1).play(1),
+                            node_limit=2000)
+        self.solver.reset()
+
     def _ensure_book(self) -> None:
         if self._book_loaded:
             return
