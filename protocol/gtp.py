@@ -20,7 +20,7 @@ from typing import Optional
 from engines.base import Limits, Score
 from protocol.server import Input, Output
 from protocol.session import Session
-from protocol.uci import ENGINE_NAME, VERSION
+from protocol.uci import ENGINE_NAME, MAX_ERROR_LENGTH, VERSION
 
 DEFAULT_VARIANT = "cfour"
 COLOURS = {"b": 0, "black": 0, "w": 1, "white": 1}
@@ -77,7 +77,10 @@ class GtpFrontEnd:
         try:
             result = handler(args)
         except GtpError as error:
-            self.out.write(f"?{ident} {error}\n\n")
+            message = " ".join(str(error).split())  # one line, never an empty one
+            if len(message) > MAX_ERROR_LENGTH:
+                message = message[:MAX_ERROR_LENGTH] + "..."
+            self.out.write(f"?{ident} {message}\n\n")
             return True
         text = "" if result is None else str(result)
         separator = " " if text and not text.startswith("\n") else ""

@@ -22,6 +22,7 @@ from protocol.session import Session
 ENGINE_NAME = "Mallard"
 ENGINE_AUTHOR = "the Mallard developers"
 VERSION = "0.1.0"
+MAX_ERROR_LENGTH = 300
 DEFAULT_MOVETIME_ON_ERROR = 1000  # ms: a `go` whose limits could not be read still ends
 
 INT_TOKENS = {
@@ -83,6 +84,10 @@ class UciFrontEnd:
 
     # --- plumbing -----------------------------------------------------------------------------
     def error(self, text: str) -> None:
+        # one printable line whatever the client sent, and not a megabyte of it echoed back
+        text = "".join(c if c.isprintable() else "?" for c in text)
+        if len(text) > MAX_ERROR_LENGTH:
+            text = text[:MAX_ERROR_LENGTH] + "..."
         self.out.line(f"info string error: {text}")
         self.out.log(f"error: {text}")
 
