@@ -185,8 +185,9 @@ class Session:
         self._restart_warm_up()
 
     def _restart_warm_up(self) -> None:
-        if not getattr(self, "_warm_up_enabled", False):
-            return
+        if not getattr(self, "_warm_up_enabled", False) or getattr(self, "_warmed", None) is self.game:
+            return  # once per game: a second `uci` must not touch a searcher that is searching
+        self._warmed = self.game
         self._ready.clear()
         game = self.game
 

@@ -330,3 +330,15 @@ def test_process_ends_cleanly_at_eof_mid_search():
     code, stderr = p.wait()
     assert code == 0 and stderr == ""
     assert not any("Traceback" in line for line in p.lines.seen)
+
+
+def test_a_second_handshake_during_a_search_leaves_the_search_alone(engine):
+    engine.send("position startpos", "go infinite")
+    engine.until("info depth 2")
+    engine.send("uci")
+    engine.until("uciok")
+    assert not any(line.startswith("bestmove") for line in engine.ready())
+    engine.send("stop")
+    move = engine.until("bestmove", timeout=5)[-1].split()[1]
+    assert move in pyffish.legal_moves("duck", DUCK_FEN, [])
+    assert engine.ready() == []
