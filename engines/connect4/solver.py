@@ -199,6 +199,35 @@ class Solver:
                 best, best_priority = column, priority
         return best
 
+    def table_move(self, position: Connect4Position) -> int:
+        """The best move an unfinished solve leaves behind: each column's guaranteed score from
+        the bounds its child has in the table (or the book). A column proven to at least draw
+        is played (the best such); otherwise the heuristic move, unless the table proves it
+        worse than another column's guarantee."""
+        ctx = self.ctx
+        bounds = {}  # column -> (score the move is proven to reach, score it cannot exceed)
+        for column in K.centre_order(self.width):
+            if position.column_height(column) >= self.height:
+                continue
+            child = position.play(column)
+            if child.winner is not None:
+                return column
+            if child.is_over():
+                bounds[column] = (0, 0)
+                continue
+            key = np.uint64(child.cur + child.mask)
+            lower, upper = (int(x) for x in K.tt_probe(self.tt, key, ctx))
+            if (int(ctx[K.C_BOOK_DEPTHS]) >> child.moves) & 1:
+                exact = int(K.book_lookup(K.canonical_key(key, ctx), self.book_array, ctx))
+                if exact != K.UNKNOWN:
+                    lower = upper = exact
+            bounds[column] = (-upper, -lower)  # the child's bounds, seen from this side
+        best = max(bounds, key=lambda c: bounds[c][0])  # centre first on ties
+        if bounds[best][0] >= 0:
+            return best
+        fallback = self.heuristic_move(position)
+        return best if bounds[fallback][1] < bounds[best][0] else fallback
+
     def mate_distance(self, moves: int, score: int) -> int:
         """UCI mate distance of a non-zero score at `moves` stones played (see module doc)."""
         parity = moves & 1
@@ -298,7 +327,7 @@ class Connect4Searcher(Searcher):
                                    nodes=solver.nodes, time_ms=elapsed_ms(started), bound=bound))
         best = solver.best_move(position, low) if low == high else None
         if best is None:
-            return SearchResult(solver.heuristic_move(position), nodes=solver.nodes,
+            return SearchResult(solver.table_move(position), nodes=solver.nodes,
                                 time_ms=elapsed_ms(started), stopped=True)
         pv = [best]
         after = position.play(best)
@@ -321,7 +350,7 @@ class Connect4Searcher(Searcher):
         depth = self.game.width * self.game.height - position.moves
         scores = solver.analyze(position, node_limit=limits.nodes or 0)
         if scores is None:
-            move = solver.heuristic_move(position)
+            move = solver.table_move(position)
             move = move if move in candidates else candidates[0]
             return SearchResult(move, nodes=solver.nodes, time_ms=elapsed_ms(started),
                                 stopped=True)

@@ -288,3 +288,27 @@ def test_a_stopped_search_does_not_poison_the_next():
     position = GAME.parse_sequence("2252576253462244111563365343671351441")
     assert solver.solve(position) == -1
     assert solver.solve_bits(position.cur, position.mask, position.moves) == -1
+
+
+def test_unfinished_solve_plays_what_the_table_proved(book_solver):
+    """Stopped by a node limit, the searcher plays the column the table proves best so far; on
+    these positions it is never worse than the instant heuristic move, and at least once better
+    (each checked against the exact scores)."""
+    game = Connect4Game()
+    rng = random.Random(4)
+    better = unfinished = 0
+    for _ in range(40):
+        position = game.start_position()
+        for _ in range(rng.randint(4, 8)):
+            moves = [m for m in position.legal_moves() if position.play(m).result() is None]
+            position = position.play(rng.choice(moves))
+        searcher = game.new_searcher(own_book=False)
+        result = searcher.search(position, Limits(nodes=1_000_000))
+        if not result.stopped:
+            continue
+        unfinished += 1
+        exact = book_solver.analyze(position)
+        heuristic = searcher.solver.heuristic_move(position)
+        assert exact[result.best_move] >= exact[heuristic], position.sequence()
+        better += exact[result.best_move] > exact[heuristic]
+    assert unfinished >= 20 and better >= 1
