@@ -68,8 +68,12 @@ class Input:
         self._thread.start()
 
     def _read(self, stream: TextIO) -> None:
+        # bytes when possible: a client's invalid UTF-8 becomes U+FFFD instead of ending input
+        source = getattr(stream, "buffer", stream)
         try:
-            for raw in stream:
+            for raw in source:
+                if isinstance(raw, bytes):
+                    raw = raw.decode("utf-8", "replace")
                 line = raw.replace("\r", "").rstrip("\n")
                 words = line.split()
                 if words[:1] == ["quit"] or (len(words) == 2 and words[0].isdigit()

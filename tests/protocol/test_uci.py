@@ -342,3 +342,15 @@ def test_a_second_handshake_during_a_search_leaves_the_search_alone(engine):
     move = engine.until("bestmove", timeout=5)[-1].split()[1]
     assert move in pyffish.legal_moves("duck", DUCK_FEN, [])
     assert engine.ready() == []
+
+
+def test_invalid_utf8_does_not_end_the_input():
+    p = Process("uci")
+    p.process.stdin.buffer.write(b"\xff\xfe garbage \x80\n")
+    p.send("uci")
+    p.until("uciok")
+    p.send("isready")
+    p.until("readyok", 120)
+    p.send("quit")
+    code, stderr = p.wait()
+    assert code == 0 and stderr == ""
