@@ -354,3 +354,13 @@ def test_invalid_utf8_does_not_end_the_input():
     p.send("quit")
     code, stderr = p.wait()
     assert code == 0 and stderr == ""
+
+
+def test_invalid_utf8_in_process_does_not_end_the_input():
+    e = Engine("uci")
+    e._stdin_writer.buffer.write(b"\xff\xfe garbage \x80\n")
+    e._stdin_writer.buffer.flush()
+    e.send("uci")
+    e.until("uciok")
+    assert e.ready() == []
+    assert e.close() == 0
