@@ -32,7 +32,9 @@ def move_budget_ms(limits: Limits, side: int) -> Optional[int]:
         return max(1, limits.movetime)
     remaining, increment = limits.clock_for(side)
     if remaining is None:
-        return None
+        if limits.wtime is None and limits.btime is None:
+            return None
+        remaining = 0  # only the opponent's clock was sent: as Stockfish, ours is empty
     remaining = max(0, remaining)
     moves_to_go = limits.movestogo if limits.movestogo and limits.movestogo > 0 else None
     share = remaining / (moves_to_go or SUDDEN_DEATH_MOVES) + increment * INCREMENT_SHARE

@@ -186,8 +186,10 @@ class Session:
 
     def _restart_warm_up(self) -> None:
         if not getattr(self, "_warm_up_enabled", False) or getattr(self, "_warmed", None) is self.game:
-            return  # once per game: a second `uci` must not touch a searcher that is searching
+            return  # once per game
         self._warmed = self.game
+        if self._searcher is not None:
+            return  # it has searched already (so its code is loaded), and may be searching now
         self._ready.clear()
         game = self.game
 
