@@ -1,8 +1,8 @@
 """The thread that turns a caller's stop flag or a deadline into a search's own stop request.
 
 Searches run numba kernels that poll their own flag with the GIL released; the watchdog polls
-the caller's flag (`engines.base.new_stop_flag`) and the clock every millisecond and calls
-`request_stop` once.
+the caller's flag (`engines.base.new_stop_flag`) and the clock every millisecond; once either
+fires it calls `request_stop` every millisecond until the search finishes.
 """
 
 from __future__ import annotations
@@ -22,11 +22,14 @@ class Watchdog(threading.Thread):
         self.done = threading.Event()
 
     def run(self) -> None:
+        stopping = False
         while not self.done.wait(0.001):
-            if (self.external is not None and self.external[0]) or (
+            if stopping or (self.external is not None and self.external[0]) or (
                     self.deadline is not None and time.perf_counter() >= self.deadline):
+                # asked again every millisecond until the search returns: a request that
+                # something cleared must not leave a search running for ever
+                stopping = True
                 self.request_stop()
-                return
 
     def finish(self) -> None:
         self.done.set()
