@@ -5,7 +5,7 @@ Hypothesis builds each stream one command at a time (`st.data()`), mixing valid 
 tokens, `stop`, `ponderhit`, `d`, variant switches) with garbage lines (unicode, control
 characters, very long lines, blank lines, tabs and runs of spaces, CRLF). While building it the
 test keeps its own model of the position the engine should hold, replayed with pyffish (Duck
-Chess is built in; Connect Four is defined below as `cfour`, and checked against the engine's
+Chess is built in; Connect Four is `cfour` from tests/oracles.py, checked against the engine's
 rules first), stopping at the first illegal move as Fairy-Stockfish does. Each stream ends with
 `stop` and `isready`; then the whole output is checked against the model:
 
@@ -39,26 +39,12 @@ from hypothesis import strategies as st
 
 from protocol.gtp import GtpFrontEnd
 from protocol.uci import UciFrontEnd
+from tests import oracles  # noqa: F401  (loads the cfour variant into pyffish)
 from tests.protocol.harness import Engine, Process
 
 # --- the rules oracle -------------------------------------------------------------------------
 
-# Connect Four for pyffish (Fairy-Stockfish's variant options, written for this test): 7x6, drops
-# of one stone type on top of a column, four in a row wins, a full board is a draw.
-CFOUR_CONFIG = """
-[cfour]
-maxRank = 6
-maxFile = 7
-immobile = p
-startFen = 7/7/7/7/7/7[PPPPPPPPPPPPPPPPPPPPPppppppppppppppppppppp] w - - 0 1
-pieceDrops = true
-dropOnTop = true
-connectN = 4
-stalemateValue = draw
-"""
-if "cfour" not in pyffish.variants():  # asking pyffish for an unknown variant crashes it
-    pyffish.load_variant_config(CFOUR_CONFIG)
-
+# Connect Four is loaded into pyffish as `cfour` by tests/oracles.py (imported above).
 VARIANTS = ("duck", "cfour")
 START = {variant: pyffish.start_fen(variant) for variant in VARIANTS}
 FILES = "abcdefghijklmnopqrstuvwxyz"
