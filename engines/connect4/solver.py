@@ -266,9 +266,10 @@ class Connect4Searcher(Searcher):
 
     def warm_up(self) -> None:
         """Load every kernel a search may call, including the ones only a stopped search uses
-        (the heuristic move), so that the first `stop` is answered at once."""
+        (table probes, the heuristic move), so that the first `stop` is answered at once."""
         position = self.game.start_position()
         self.solver.heuristic_move(position)
+        self.solver.table_move(position)
         self.solver.analyze(position.play(0).play(0).play(0).play(1).play(1).play(1),
                             node_limit=2000)
         self.solver.reset()

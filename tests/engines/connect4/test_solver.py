@@ -233,6 +233,7 @@ def test_searcher_reports_exact_result(book_solver):
 
 def test_searcher_stops_on_flag_and_movetime():
     searcher = GAME.new_searcher(hash_mb=16, own_book=False)
+    searcher.warm_up()  # a cold numba cache would otherwise compile the stop path in the timing
     flag = new_stop_flag()
     started = time.perf_counter()
     result = searcher.search(GAME.start_position(), Limits(movetime=200), flag)
