@@ -132,7 +132,7 @@ class GtpFrontEnd:
             raise GtpError("play needs a colour and a move")
         self._check_turn(args[0])
         if args[1].lower() in ("pass", "resign"):
-            raise GtpError(f"illegal move: {self._game_name()} has no {args[1].lower()}")
+            raise GtpError(f"illegal move: {self.session.variant} has no {args[1].lower()}")
         problem = self.session.play(args[1])
         if problem:
             raise GtpError(f"illegal move: {problem}")
@@ -214,9 +214,6 @@ class GtpFrontEnd:
         return f"{outcome} {self.session.position.gtp_move(best)} {score}"
 
     # --- helpers ------------------------------------------------------------------------------
-    def _game_name(self) -> str:
-        return self.session.variant
-
     def _check_turn(self, colour_text: str) -> int:
         colour = _colour(colour_text)
         side = self.session.position.side_to_move

@@ -25,7 +25,7 @@ import threading
 from typing import Callable, Optional
 
 from engines import GAMES, get_game
-from engines.base import (GameError, Limits, Option, PositionError, SearchInfo, SearchResult,
+from engines.base import (GameError, Limits, Option, SearchInfo, SearchResult,
                           new_stop_flag)
 from engines.timeman import move_budget_ms
 
@@ -84,6 +84,8 @@ class Session:
         self._ponder_timer: Optional[threading.Timer] = None
         self._ready = threading.Event()
         self._ready.set()
+        self._warm_up_enabled = False  # set by start_warm_up (servers); API users compile lazily
+        self._warmed = None  # the game whose code the warm-up has loaded
         self._warm_error: Optional[str] = None
         self.values: dict[str, object] = {o.name.lower(): o.default for o in PROTOCOL_OPTIONS}
         self._searcher = None
@@ -185,7 +187,7 @@ class Session:
         self._restart_warm_up()
 
     def _restart_warm_up(self) -> None:
-        if not getattr(self, "_warm_up_enabled", False) or getattr(self, "_warmed", None) is self.game:
+        if not self._warm_up_enabled or self._warmed is self.game:
             return  # once per game
         self._warmed = self.game
         if self._searcher is not None:
@@ -284,21 +286,6 @@ class Session:
         """The result when the game is over (draws a player may claim count), else None."""
         self.wait_ready()
         return self.position.result(claim_draw=True)
-
-    def format_move(self, move, position=None) -> str:
-        return (position or self.position).format_move(move)
-
-    def format_line(self, moves) -> list[str]:
-        """The texts of a move sequence played from the current position (a PV); it stops at
-        the first move that is not legal."""
-        position, texts = self.position, []
-        for move in moves:
-            try:
-                texts.append(position.format_move(move))
-                position = position.play(move)
-            except (GameError, ValueError, IndexError):
-                break
-        return texts
 
     # --- searching ----------------------------------------------------------------------------
     def effective_limits(self, limits: Limits) -> Limits:

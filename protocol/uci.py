@@ -80,7 +80,6 @@ class UciFrontEnd:
         self.input = input_
         self.dialect = dialect
         self.session = session or Session()
-        self._go_number = 0
 
     # --- plumbing -----------------------------------------------------------------------------
     def error(self, text: str) -> None:
@@ -214,31 +213,30 @@ class UciFrontEnd:
             self.out.line(f"info depth 0 score {score}")
             self.out.line("bestmove (none)")
             return
-        self._go_number += 1
-        state = {"scored": False, "position": session.position}
+        position = session.position
+        scored = False
         show_wdl = bool(session.values["uci_showwdl"])
 
         def on_info(info: SearchInfo) -> None:
-            if info.score is not None:
-                state["scored"] = True
-            self.out.line(info_line(info, session, state["position"], show_wdl))
+            nonlocal scored
+            scored = scored or info.score is not None
+            self.out.line(info_line(info, position, show_wdl))
 
         def on_done(result: SearchResult) -> None:
-            position = state["position"]
             if "error" in result.extra:
                 self.error(f"search failed ({result.extra['error']}); playing a legal move")
-            if not state["scored"]:
+            if not scored:
                 score = result.score or Score.cp(0)
                 self.out.line(info_line(SearchInfo(depth=result.depth, score=score,
                                                    nodes=result.nodes, time_ms=result.time_ms,
                                                    pv=result.pv or [result.best_move]),
-                                        session, position, show_wdl))
+                                        position, show_wdl))
             if result.best_move is None:
                 self.out.line("bestmove (none)")
                 return
             text = f"bestmove {position.format_move(result.best_move)}"
             if self.dialect == "uci" and result.ponder_move is not None:
-                line_texts = session_line(position, [result.best_move, result.ponder_move])
+                line_texts = move_texts(position, [result.best_move, result.ponder_move])
                 if len(line_texts) == 2:
                     text += f" ponder {line_texts[1]}"
             self.out.line(text)
@@ -292,7 +290,7 @@ def option_line(option) -> str:
     return text
 
 
-def session_line(position, moves) -> list[str]:
+def move_texts(position, moves) -> list[str]:
     """Texts of moves played in sequence from `position`, cut at the first illegal one."""
     texts = []
     for move in moves:
@@ -304,7 +302,7 @@ def session_line(position, moves) -> list[str]:
     return texts
 
 
-def info_line(info: SearchInfo, session: Session, position, show_wdl: bool) -> str:
+def info_line(info: SearchInfo, position, show_wdl: bool) -> str:
     if info.string is not None:
         return f"info string {info.string}"
     parts = ["info", "depth", str(int(info.depth))]
@@ -323,7 +321,7 @@ def info_line(info: SearchInfo, session: Session, position, show_wdl: bool) -> s
               str(int(info.time_ms))]
     if info.hashfull is not None:
         parts += ["hashfull", str(int(info.hashfull))]
-    pv = session_line(position, info.pv) if info.pv else []
+    pv = move_texts(position, info.pv) if info.pv else []
     if pv:
         parts += ["pv"] + pv
     return " ".join(parts)

@@ -15,9 +15,9 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from engines.base import Limits, Option, Score, SearchInfo, SearchResult, Searcher
+from engines.base import Limits, Score, SearchInfo, SearchResult, Searcher
 from engines.connect4 import kernels as K
-from engines.connect4.rules import DEFAULT_HASH_MB, SEARCHER_OPTIONS, Connect4Game, Connect4Position
+from engines.connect4.rules import DEFAULT_HASH_MB, Connect4Game, Connect4Position
 from engines.timeman import deadline
 from engines.watchdog import Watchdog, elapsed_ms
 

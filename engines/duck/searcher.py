@@ -24,7 +24,7 @@ from engines.duck.board import (
     MAX_MOVES, MAX_PLY, PIECE_MOVE_MASK, S_DEPTH, S_DUCK, S_KEY, UNDO_SIZE, with_duck,
 )
 from engines.duck.evaluation import TERM_MOBILITY, TERM_PAWNS
-from engines.duck.rules import DEFAULT_HASH_MB, OPTIONS  # noqa: F401 (OPTIONS re-exported)
+from engines.duck.rules import DEFAULT_HASH_MB
 from engines.timeman import deadline
 from engines.watchdog import Watchdog, elapsed_ms
 
