@@ -343,6 +343,18 @@ def _store(tt, ctx, key, ply, depth, move, score, re, rx, rx2, alpha, beta):
     tt[slot + 3] = _to_tt(re, ply)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _absorb_child(state, ex, lb, ctx, value, move, common, common_move, lowest):
+    """Fold a searched child (its value and the exception terms it left in ctx) into the node:
+    returns the new (common score, common move, lowest score). A node whose lowest score was
+    below beta before the child cuts off exactly when the returned lowest reaches beta."""
+    a, xs, b = _child_terms(state, ctx, value)
+    if a > lowest:
+        common, common_move = _merge(state, ex, lb, common, common_move, move, a, xs, b)
+        lowest = _lowest(ex, lb, common)
+    return common, common_move, lowest
+
+
 @njit(cache=True, nogil=True)
 def _terminal(state, ply):
     """Score of a node decided before any move: 0 if it is not decided."""
@@ -386,12 +398,10 @@ def quiescence(state, undo, moves, order, ex, ctx, tt, stop, ply, alpha, beta):
         if ctx[C_ABORTED]:
             _close_list(ex, lb)
             return _returns(ctx, 0, -1, 0, -1)
-        a, xs, b = _child_terms(state, ctx, value)
-        if a > lowest:
-            common, common_move = _merge(state, ex, lb, common, common_move, move, a, xs, b)
-            lowest = _lowest(ex, lb, common)
-            if lowest >= beta:
-                break
+        common, common_move, lowest = _absorb_child(state, ex, lb, ctx, value, move, common,
+                                                    common_move, lowest)
+        if lowest >= beta:
+            break
     score, _ = _finish(ex, lb, common, common_move, ctx)
     return score
 
@@ -476,20 +486,18 @@ def search(state, undo, moves, order, ex, ctx, tt, stop, ply, depth, alpha, beta
         if ctx[C_ABORTED]:
             _close_list(ex, lb)
             return _returns(ctx, 0, -1, 0, -1)
-        a, xs, b = _child_terms(state, ctx, value)
-        if a > lowest:
-            common, common_move = _merge(state, ex, lb, common, common_move, move, a, xs, b)
-            lowest = _lowest(ex, lb, common)
-            if lowest >= beta:
-                cut = True
-                to = (move >> MOVE_TO_SHIFT) & 0x7F
-                if state[to] == 0 and (move >> MOVE_KIND_SHIFT) & 3 != KIND_EN_PASSANT:
-                    if ctx[C_KILLERS + 2 * ply] != move:
-                        ctx[C_KILLERS + 2 * ply + 1] = ctx[C_KILLERS + 2 * ply]
-                        ctx[C_KILLERS + 2 * ply] = move
-                    h = C_HISTORY + side * 4096 + _index64(move & 0x7F) * 64 + _index64(to)
-                    ctx[h] += depth * depth
-                break
+        common, common_move, lowest = _absorb_child(state, ex, lb, ctx, value, move, common,
+                                                    common_move, lowest)
+        if lowest >= beta:
+            cut = True
+            to = (move >> MOVE_TO_SHIFT) & 0x7F
+            if state[to] == 0 and (move >> MOVE_KIND_SHIFT) & 3 != KIND_EN_PASSANT:
+                if ctx[C_KILLERS + 2 * ply] != move:
+                    ctx[C_KILLERS + 2 * ply + 1] = ctx[C_KILLERS + 2 * ply]
+                    ctx[C_KILLERS + 2 * ply] = move
+                h = C_HISTORY + side * 4096 + _index64(move & 0x7F) * 64 + _index64(to)
+                ctx[h] += depth * depth
+            break
     if not cut:  # duck squares where no move is legal: the side to move wins
         sq = ex[lb + EX_NEXT + HEAD]
         while sq != HEAD:
