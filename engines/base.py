@@ -186,6 +186,10 @@ class Position(abc.ABC):
         """The move as a GTP vertex (a Connect Four column letter); the protocol form by default."""
         return self.format_move(move)
 
+    def pgn_move(self, move) -> str:
+        """The move as the variant's PGN movetext writes it (the protocol form by default)."""
+        return self.format_move(move)
+
     def board_text(self) -> str:
         """A readable picture of the position (GTP `showboard`); the FEN unless a game draws."""
         return self.fen()
@@ -256,6 +260,11 @@ class Game(abc.ABC):
 
     @abc.abstractmethod
     def new_searcher(self, **options) -> Searcher: ...
+
+    def prove(self, position: Position, node_limit: int) -> Optional[GameResult]:
+        """The game's result under perfect play when a search within `node_limit` nodes proves
+        it (a referee's `-adjudicate solved`); None when unproven or the game has no prover."""
+        return None
 
     def options(self) -> list[Option]:
         """Engine options the searcher understands beyond the protocol's own. Declared without

@@ -159,6 +159,8 @@ def build_parser() -> argparse.ArgumentParser:
     dm.add_argument("--seed", type=int, default=1)
     dm.set_defaults(run=_bench_duck_match)
 
+    commands.add_parser("match", help="engine-vs-engine match, cutechess-cli's options "
+                        "(mallard match -help)", add_help=False)
     book = commands.add_parser("book", help="opening books")
     book_commands = book.add_subparsers(dest="book_command", metavar="ACTION", required=True)
     build = book_commands.add_parser("build", help="solve every position up to a depth")
@@ -178,6 +180,10 @@ def main(argv=None) -> int:
         argv = sys.argv[1:]
     if not argv:  # the engine: the first command chooses the protocol
         return _serve(argparse.Namespace(protocol=None))
+    if argv[0] == "match":  # cutechess-cli's single-dash grammar, not argparse's
+        from protocol.match_cli import main as match_main
+
+        return match_main(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "run", None):

@@ -176,6 +176,9 @@ class DuckPosition(Position):
     def san(self, move: int) -> str:
         return notation.format_san(int(move), self.piece_moves(), self.state)
 
+    def pgn_move(self, move: int) -> str:
+        return self.san(move)
+
     def play_san(self, texts: Iterable[str]) -> "DuckPosition":
         return self.play_text(texts)
 

@@ -1,0 +1,426 @@
+"""`mallard match`: cutechess-cli's command line over `tournaments.Match`, and its output.
+
+Arguments follow cutechess-cli (`-engine cmd=... name=... proto=uci tc=40/60+0.6 option.Hash=64`,
+`-each`, `-games`, `-rounds`, `-repeat`, `-openings`, `-draw`, `-resign`, `-sprt`, ...) with our
+additions: `-db`, `-adjudicate solved`, `-report penta=true`, `-json`, `-tournament gauntlet`.
+Output is cutechess's lines (`Started game`, `Finished game`, `Score of`, `Elo difference`,
+`SPRT: llr`) and fastchess's pentanomial lines; on a terminal a live progress bar (rich) sits
+under them. This module only parses and prints; the match itself is `tournaments.match`.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import sys
+from typing import Optional, TextIO
+
+USAGE = """usage: mallard match -variant duck|cfour
+    -engine cmd=PATH [arg=X ...] [name=N] [proto=uci|ugi|gtp] [tc=40/60+0.6 | st=1 | depth=N |
+            nodes=N] [timemargin=MS] [option.NAME=VALUE ...] [restart=on|off] [dir=D] ...
+    -engine ... [-engine ...] [-each KEY=VALUE ...] [-tournament round-robin|gauntlet]
+    [-games N] [-rounds N] [-repeat] [-concurrency N] [-srand N]
+    [-openings file=F [format=epd|fen|moves|pgn] [order=sequential|random] [plies=N]]
+    [-draw movenumber=N movecount=N score=CP] [-resign movecount=N score=CP [twosided=true]]
+    [-maxmoves N] [-adjudicate solved [nodes=N]]
+    [-sprt elo0=E0 elo1=E1 [alpha=A] [beta=B] [model=bayesian|logistic|normalized]]
+    [-report penta=true] [-pgnout FILE] [-db FILE.sqlite] [-recover] [-ratinginterval N]
+    [-event NAME] [-site NAME] [-json FILE|-] [-startuptimeout SECONDS] [-progress on|off]
+"""
+
+ENGINE_KEYS = ("cmd", "arg", "name", "proto", "tc", "st", "depth", "nodes", "timemargin",
+               "restart", "dir", "ponder")
+_FLAG_OPTIONS = {"-repeat", "-recover"}
+
+
+class UsageError(ValueError):
+    pass
+
+
+def _pairs(tokens: list[str], option: str) -> list[tuple[str, str]]:
+    pairs = []
+    for token in tokens:
+        key, sep, value = token.partition("=")
+        if not sep:
+            if option in ("-adjudicate",) or token == "ponder":
+                pairs.append((token, ""))
+                continue
+            raise UsageError(f"{option}: expected KEY=VALUE, got '{token}'")
+        pairs.append((key, value))
+    return pairs
+
+
+def split_options(argv: list[str]) -> list[tuple[str, list[str]]]:
+    """[(option, its arguments)] — cutechess's grammar: an option starts with '-'."""
+    groups: list[tuple[str, list[str]]] = []
+    for token in argv:
+        if token.startswith("-") and len(token) > 1 and not _is_number(token):
+            groups.append((token, []))
+        elif not groups:
+            raise UsageError(f"unexpected '{token}' before any option")
+        else:
+            groups[-1][1].append(token)
+    return groups
+
+
+def _is_number(token: str) -> bool:
+    try:
+        float(token)
+        return True
+    except ValueError:
+        return False
+
+
+def _int(option: str, text: str, minimum: int = 0) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise UsageError(f"{option}: '{text}' is not a whole number") from None
+    if value < minimum:
+        raise UsageError(f"{option}: {value} is below {minimum}")
+    return value
+
+
+def _one(option: str, values: list[str]) -> str:
+    if len(values) != 1:
+        raise UsageError(f"{option} takes one value")
+    return values[0]
+
+
+def _engine_config(settings: list[tuple[str, str]], index: int):
+    from tournaments.players import EngineConfig
+    from tournaments.timecontrol import TimeControl
+
+    fields: dict[str, str] = {}
+    arguments: list[str] = []
+    options: dict[str, str] = {}
+    for key, value in settings:
+        if key.startswith("option."):
+            options[key[len("option."):]] = value
+        elif key == "arg":
+            arguments.append(value)
+        elif key in ENGINE_KEYS:
+            fields[key] = value
+        else:
+            raise UsageError(f"-engine: unknown setting '{key}' "
+                             f"(known: {', '.join(ENGINE_KEYS)}, option.NAME)")
+    if "cmd" not in fields:
+        raise UsageError(f"engine {index + 1} has no cmd=")
+    command = shlex.split(fields["cmd"]) + arguments
+    name = fields.get("name") or os.path.basename(command[0])
+    if "tc" in fields and "st" in fields:
+        raise UsageError(f"engine '{name}': give tc= or st=, not both")
+    try:
+        tc = TimeControl.from_settings(tc=fields.get("tc"), st=fields.get("st"),
+                                       depth=fields.get("depth"), nodes=fields.get("nodes"))
+    except ValueError as error:
+        raise UsageError(f"engine '{name}': {error}") from None
+    restart = fields.get("restart", "off")
+    if restart not in ("on", "off"):
+        raise UsageError(f"engine '{name}': restart= takes on or off")
+    try:
+        return EngineConfig(name=name, command=command, protocol=fields.get("proto", "uci"),
+                            options=options, tc=tc,
+                            timemargin_ms=_int("timemargin", fields.get("timemargin", "0")),
+                            restart=restart == "on", workdir=fields.get("dir"),
+                            ponder="ponder" in fields)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+
+
+def build_match(argv: list[str], reporter=None):
+    """A configured `Match` from cutechess-style arguments, and the CLI-only settings."""
+    from engines import GAMES, get_game
+    from tournaments.match import Match
+    from tournaments.openings import read_openings
+    from tournaments.records import Adjudication
+    from tournaments.stats import Sprt
+
+    engines_settings: list[list[tuple[str, str]]] = []
+    each: list[tuple[str, str]] = []
+    variant = "duck"
+    kwargs: dict = {}
+    extras = {"json": None, "ratinginterval": 10, "progress": None}
+    openings_spec: Optional[dict] = None
+    draw: dict = {}
+    resign: dict = {}
+    adjudication: dict = {}
+    sprt_spec: Optional[dict] = None
+    report_penta = False
+    for option, values in split_options(argv):
+        if option in _FLAG_OPTIONS:
+            if option == "-repeat":
+                if values and values != ["2"]:
+                    raise UsageError("-repeat: only pairs (2) are supported")
+                kwargs["repeat"] = True
+            else:
+                if values:
+                    raise UsageError(f"{option} takes no value")
+                kwargs["recover"] = True
+        elif option == "-engine":
+            engines_settings.append(_pairs(values, option))
+        elif option == "-each":
+            each.extend(_pairs(values, option))
+        elif option == "-variant":
+            variant = _one(option, values).lower()
+            if variant not in GAMES:
+                raise UsageError(f"-variant: unknown variant '{variant}' "
+                                 f"(known: {', '.join(sorted(GAMES))})")
+            if variant == "connect4":
+                variant = "cfour"
+        elif option in ("-games", "-rounds", "-concurrency"):
+            kwargs[option[1:]] = _int(option, _one(option, values), 1)
+        elif option == "-tournament":
+            kwargs["tournament"] = _one(option, values)
+        elif option == "-srand":
+            kwargs["seed"] = _int(option, _one(option, values))
+        elif option == "-openings":
+            openings_spec = dict(_pairs(values, option))
+        elif option == "-draw":
+            draw = dict(_pairs(values, option))
+        elif option == "-resign":
+            resign = dict(_pairs(values, option))
+        elif option == "-maxmoves":
+            adjudication["maxmoves"] = _int(option, _one(option, values), 1)
+        elif option == "-adjudicate":
+            spec = dict(_pairs(values, option))
+            if "solved" not in spec:
+                raise UsageError("-adjudicate: only 'solved' is known")
+            adjudication["solved"] = True
+            if "nodes" in spec:
+                adjudication["solve_nodes"] = _int("-adjudicate nodes", spec["nodes"], 1)
+        elif option == "-sprt":
+            sprt_spec = dict(_pairs(values, option))
+        elif option == "-report":
+            report_penta = dict(_pairs(values, option)).get("penta", "false") == "true"
+        elif option == "-pgnout":
+            if not values:
+                raise UsageError("-pgnout needs a file")
+            kwargs["pgn_out"] = values[0]
+        elif option == "-db":
+            kwargs["db"] = _one(option, values)
+        elif option in ("-event", "-site"):
+            kwargs[option[1:]] = " ".join(values)
+        elif option == "-json":
+            extras["json"] = _one(option, values)
+        elif option == "-ratinginterval":
+            extras["ratinginterval"] = _int(option, _one(option, values))
+        elif option == "-progress":
+            extras["progress"] = _one(option, values) == "on"
+        elif option == "-startuptimeout":
+            try:
+                kwargs["startup_timeout_ms"] = int(float(_one(option, values)) * 1000)
+            except ValueError:
+                raise UsageError("-startuptimeout takes seconds") from None
+        elif option in ("-h", "-help", "--help"):
+            raise UsageError(USAGE)
+        else:
+            raise UsageError(f"unknown option '{option}'\n{USAGE}")
+    if len(engines_settings) < 2:
+        raise UsageError(f"a match needs at least two -engine options\n{USAGE}")
+    engines = [_engine_config(each + settings, index)
+               for index, settings in enumerate(engines_settings)]
+
+    game = get_game(variant)
+    openings = []
+    if openings_spec is not None:
+        if "file" not in openings_spec:
+            raise UsageError("-openings needs file=")
+        plies = _int("-openings plies", openings_spec["plies"]) if "plies" in openings_spec \
+            else None
+        openings = read_openings(openings_spec["file"], game,
+                                 openings_spec.get("format", "epd"), plies)
+        kwargs["opening_order"] = openings_spec.get("order", "sequential")
+        if kwargs["opening_order"] not in ("sequential", "random"):
+            raise UsageError("-openings order= takes sequential or random")
+    if draw:
+        adjudication.update(draw_movenumber=_int("-draw movenumber", draw.get("movenumber", "0")),
+                            draw_movecount=_int("-draw movecount", draw.get("movecount", "1"), 1),
+                            draw_score=_int("-draw score", draw.get("score", "0")))
+    if resign:
+        adjudication.update(resign_movecount=_int("-resign movecount",
+                                                  resign.get("movecount", "1"), 1),
+                            resign_score=_int("-resign score", resign.get("score", "0")),
+                            resign_twosided=resign.get("twosided", "false") == "true")
+    sprt = None
+    if sprt_spec is not None:
+        try:
+            sprt = Sprt(float(sprt_spec["elo0"]), float(sprt_spec["elo1"]),
+                        float(sprt_spec.get("alpha", 0.05)), float(sprt_spec.get("beta", 0.05)),
+                        sprt_spec.get("model", "normalized" if report_penta else "bayesian"))
+        except KeyError as missing:
+            raise UsageError(f"-sprt needs {missing.args[0]}=") from None
+        except ValueError as error:
+            raise UsageError(f"-sprt: {error}") from None
+        if report_penta and sprt.model == "bayesian":
+            raise UsageError("-sprt model=bayesian has no pentanomial form; "
+                             "use model=logistic or model=normalized with -report penta=true")
+        if len(engines) != 2:
+            raise UsageError("-sprt needs exactly two engines")
+    try:
+        match = Match(variant=variant, engines=engines, openings=openings,
+                      adjudication=Adjudication(**adjudication), sprt=sprt,
+                      sprt_pentanomial=report_penta, **kwargs)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+    if reporter is not None:
+        match.reporter = reporter
+    return match, extras
+
+
+class CutechessReporter:
+    """cutechess-cli's lines; fastchess's pentanomial lines when game pairs are played."""
+
+    def __init__(self, out: TextIO, rating_interval: int = 10, progress=None):
+        self.out = out
+        self.rating_interval = rating_interval
+        self.progress = progress
+
+    def _print(self, text: str) -> None:
+        if self.progress is not None:
+            self.progress.print(text)
+        else:
+            self.out.write(text + "\n")
+            self.out.flush()
+
+    def game_started(self, job, total: int) -> None:
+        self._print(f"Started game {job.index} of {total} ({job.white.name} vs {job.black.name})")
+
+    def game_finished(self, record, match) -> None:
+        self._print(f"Finished game {record.index} ({record.job.white.name} vs "
+                    f"{record.job.black.name}): {record.result} {{{record.reason}}}")
+        if len(match.engines) == 2:
+            first, second = match.engines[0].name, match.engines[1].name
+            self._print(match.wdl.cutechess_lines(first, second)[0])
+        if self.progress is not None:
+            self.progress.advance(match)
+        if self.rating_interval and len(match.records) % self.rating_interval == 0:
+            self.print_ranking(match)
+
+    def message(self, text: str) -> None:
+        self._print(text)
+
+    def match_finished(self, match) -> None:
+        if self.progress is not None:
+            self.progress.close()
+            self.progress = None
+        if not self.rating_interval or len(match.records) % self.rating_interval:
+            self.print_ranking(match)
+        if match.stop_reason and not match.stop_reason.startswith("SPRT"):
+            self._print(f"Match stopped: {match.stop_reason}")
+        self._print("Finished match")
+
+    def print_ranking(self, match) -> None:
+        for line in ranking_lines(match):
+            self._print(line)
+
+
+def ranking_lines(match) -> list[str]:
+    lines = []
+    if len(match.engines) == 2:
+        first, second = match.engines[0].name, match.engines[1].name
+        score_line, elo_line = match.wdl.cutechess_lines(first, second)
+        lines += [score_line, elo_line]
+        if match.penta.pairs:
+            penta = match.penta
+            lines.append(penta.fastchess_line())
+            lines.append(f"nElo: {penta.nelo():.2f} +/- {penta.nelo_error_margin():.2f} "
+                         f"({penta.pairs} pairs)")
+        llr = match.sprt_llr()
+        if llr is not None:
+            lines.append(match.sprt.cutechess_line(llr))
+            if match.sprt_pentanomial:
+                lines.append(match.sprt.fastchess_line(llr))
+        return lines
+    lines.append(f"{'Rank':>4} {'Name':<24} {'Elo':>7} {'+/-':>7} {'Games':>7} {'Score':>7} "
+                 f"{'Draw':>7}")
+    ranked = sorted(match.standings, key=lambda s: -(s.wdl.score if s.wdl.games else 0))
+    for rank, standing in enumerate(ranked, start=1):
+        wdl = standing.wdl
+        if not wdl.games:
+            lines.append(f"{rank:>4} {standing.name:<24} {'-':>7} {'-':>7} {0:>7}")
+            continue
+        lines.append(f"{rank:>4} {standing.name:<24} {_number(wdl.elo()):>7} "
+                     f"{_number(wdl.elo_error_margin()):>7} {wdl.games:>7} "
+                     f"{wdl.score * 100:>6.1f}% {wdl.draw_ratio * 100:>6.1f}%")
+    return lines
+
+
+def _number(value: float) -> str:
+    import math
+
+    return f"{value:.0f}" if math.isfinite(value) else ("inf" if value > 0 else
+                                                          "-inf" if value < 0 else "nan")
+
+
+class RichProgress:
+    """A live bar under the printed lines (only on a terminal)."""
+
+    def __init__(self, total: int, done: int):
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, \
+            TimeElapsedColumn
+
+        self.console = Console(stderr=False)
+        self.bar = Progress(TextColumn("[bold]games"), BarColumn(), MofNCompleteColumn(),
+                            TextColumn("{task.fields[score]}"), TimeElapsedColumn(),
+                            console=self.console, transient=True)
+        self.task = self.bar.add_task("games", total=total, completed=done, score="")
+        self.bar.start()
+
+    def print(self, text: str) -> None:
+        self.bar.console.print(text, markup=False, highlight=False)
+
+    def advance(self, match) -> None:
+        score = ""
+        if len(match.engines) == 2 and match.wdl.games:
+            score = f"{match.wdl.wins}-{match.wdl.losses}-{match.wdl.draws}"
+        self.bar.update(self.task, completed=len(match.records), score=score)
+
+    def close(self) -> None:
+        self.bar.stop()
+
+
+def main(argv: list[str], out: TextIO = sys.stdout) -> int:
+    from tournaments.openings import OpeningError
+    from tournaments.storage import StorageError
+
+    try:
+        match, extras = build_match(argv)
+    except (UsageError, OpeningError) as error:
+        print(f"mallard match: {error}", file=sys.stderr)
+        return 2
+    use_progress = extras["progress"] if extras["progress"] is not None else out.isatty()
+    progress = None
+    reporter = CutechessReporter(out, extras["ratinginterval"])
+    match.reporter = reporter
+    if use_progress:
+        try:
+            progress = RichProgress(match.total_games, 0)
+            reporter.progress = progress
+        except ImportError:
+            progress = None
+    try:
+        match.run()
+    except StorageError as error:
+        if progress is not None:
+            progress.close()
+        print(f"mallard match: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        if progress is not None:
+            progress.close()
+        print("mallard match: interrupted; finished games are kept"
+              + (f" in '{match.db}' (run the same command to resume)" if match.db else ""),
+              file=sys.stderr)
+        return 130
+    if extras["json"]:
+        text = match.summary_json()
+        if extras["json"] == "-":
+            out.write(text + "\n")
+        else:
+            with open(extras["json"], "w", encoding="utf-8") as handle:
+                handle.write(text + "\n")
+    failed = match.stop_reason is not None and not match.stop_reason.startswith("SPRT")
+    return 1 if failed else 0
+

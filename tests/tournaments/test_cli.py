@@ -1,0 +1,126 @@
+"""`mallard match` as users run it: cutechess's output lines, the JSON summary, usage errors,
+and a SIGKILL in the middle of a match followed by a resume from the same database."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.protocol.harness import ENGINE_COMMAND
+
+SCRIPT = str(Path(__file__).with_name("scripted_engine.py"))
+
+
+def engine_args(name: str, *script_args: str, limits: str = "st=1") -> list[str]:
+    command = " ".join([sys.executable, SCRIPT, "--seed", str(len(name)), *script_args])
+    return ["-engine", f"cmd={command}", f"name={name}", *limits.split()]
+
+
+def mallard_match(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+    return subprocess.run(ENGINE_COMMAND + ["match", *args], capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def test_output_lines_json_and_pgn(tmp_path):
+    pgn = tmp_path / "games.pgn"
+    done = mallard_match("-variant", "duck", *engine_args("alpha"), *engine_args("beta"),
+                         "-games", "4", "-repeat", "-maxmoves", "12", "-pgnout", str(pgn),
+                         "-json", "-")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert [line for line in lines if line.startswith("Started game")] == [
+        "Started game 1 of 4 (alpha vs beta)", "Started game 2 of 4 (beta vs alpha)",
+        "Started game 3 of 4 (alpha vs beta)", "Started game 4 of 4 (beta vs alpha)"]
+    finished = [line for line in lines if line.startswith("Finished game")]
+    assert len(finished) == 4
+    pattern = re.compile(r"Finished game \d \((alpha|beta) vs (alpha|beta)\): "
+                         r"(1-0|0-1|1/2-1/2) \{.+\}$")
+    assert all(pattern.match(line) for line in finished), finished
+    scores = [line for line in lines if line.startswith("Score of alpha vs beta: ")]
+    assert re.match(r"Score of alpha vs beta: \d+ - \d+ - \d+  \[\d\.\d{3}\] 4$", scores[-1])
+    assert any(re.match(r"Elo difference: .+ \+/- .+, LOS: .+ %, DrawRatio: .+ %$", line)
+               for line in lines)
+    assert any(re.match(r"Ptnml\(0-2\): \[\d+, \d+, \d+, \d+, \d+\]$", line) for line in lines)
+    assert "Finished match" in lines
+    summary = json.loads(done.stdout[done.stdout.index("\n{\n"):])
+    alpha = summary["engines"][0]
+    assert alpha["games"] == 4 and alpha["wins"] + alpha["losses"] + alpha["draws"] == 4
+    assert sum(summary["pentanomial"]) == 2
+    assert pgn.read_text().count("[Event ") == 4
+
+
+@pytest.mark.parametrize("args, message", [
+    (["-variant", "duck"], "at least two -engine"),
+    (["-variant", "xiangqi", "-engine", "cmd=x", "st=1", "-engine", "cmd=y", "st=1"],
+     "unknown variant"),
+    (["-engine", "cmd=x", "tc=4O/60", "-engine", "cmd=y", "st=1"], "4O/60"),
+    (["-engine", "name=x", "st=1", "-engine", "cmd=y", "st=1"], "no cmd="),
+    (["-engine", "cmd=x", "-engine", "cmd=y", "st=1"], "no limit ends a move"),
+    (["-engine", "cmd=x", "st=1", "-engine", "cmd=y", "st=1", "-sprt", "elo0=5", "elo1=0"],
+     "elo0"),
+    (["-engine", "cmd=x", "st=1", "-engine", "cmd=y", "st=1", "-frobnicate"],
+     "unknown option '-frobnicate'"),
+    (["-engine", "cmd=x", "st=1", "-engine", "cmd=y", "st=1", "-openings", "file=/nonexistent"],
+     "cannot read openings"),
+])
+def test_usage_errors_are_one_clear_line(args, message):
+    done = mallard_match(*args, timeout=60)
+    assert done.returncode == 2
+    assert message in done.stderr and "Traceback" not in done.stderr
+
+
+def _games_in(db: Path) -> list[int]:
+    if not db.exists():
+        return []
+    try:
+        with sqlite3.connect(db, timeout=5) as connection:
+            return [row[0] for row in connection.execute("SELECT idx FROM games ORDER BY idx")]
+    except sqlite3.OperationalError:
+        return []
+
+
+def test_sigkill_mid_match_then_resume_gives_every_game_exactly_once(tmp_path):
+    db, pgn = tmp_path / "match.sqlite", tmp_path / "match.pgn"
+    pgn.write_text("[Event \"an earlier match\"]\n\n1. e4 *\n\n")  # must survive untouched
+    args = ["-variant", "duck", *engine_args("slow-a", "--behaviour", "slow", "--delay", "0.02"),
+            *engine_args("slow-b", "--behaviour", "slow", "--delay", "0.02"), "-games", "8",
+            "-repeat", "-concurrency", "2", "-maxmoves", "10", "-openings",
+            f"file={tmp_path / 'openings.txt'}", "format=moves", "order=random", "-srand", "7",
+            "-db", str(db), "-pgnout", str(pgn)]
+    (tmp_path / "openings.txt").write_text("e4,e5 d5,d4\nd4,d5 Nf6,f5\nc4,c5\nNf3,f4 e5,e4\n")
+    runner = subprocess.Popen(ENGINE_COMMAND + ["match", *args], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + 120
+    while len(_games_in(db)) < 3 and time.monotonic() < deadline and runner.poll() is None:
+        time.sleep(0.05)
+    os.killpg(runner.pid, signal.SIGKILL)  # the runner and every engine it started
+    runner.wait()
+    killed_at = _games_in(db)
+    assert 3 <= len(killed_at) < 8
+    done = mallard_match(*args)
+    assert done.returncode == 0, done.stderr
+    assert f"{len(killed_at)} of 8 games are already played" in done.stdout
+    assert _games_in(db) == list(range(1, 9))
+    text = pgn.read_text()
+    assert text.startswith('[Event "an earlier match"]')
+    assert text.count("[Event ") == 9
+    with sqlite3.connect(db) as connection:
+        rows = connection.execute("SELECT idx, round, white, moves FROM games").fetchall()
+        openings = {json.loads(row[0])["label"] for row in
+                    connection.execute("SELECT opening FROM games")}
+    assert len(openings) == 4  # four pairs, each its own opening of the shuffled four
+    for idx, round_number, white, _ in rows:
+        assert f'[White "{white}"]' in text
+    # a different match on the same database is refused, and nothing is played
+    other = mallard_match(*[a if a != "8" else "10" for a in args], timeout=60)
+    assert other.returncode == 2 and "holds another match" in other.stderr
+    assert _games_in(db) == list(range(1, 9))

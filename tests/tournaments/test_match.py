@@ -1,0 +1,190 @@
+"""Matches between real engine processes: `mallard` itself and scripted engines that misbehave
+(tests/tournaments/scripted_engine.py, whose moves come from pyffish). Every game's moves are
+replayed through pyffish, so a result is only accepted when the rules oracle agrees with it."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pyffish
+import pytest
+
+from tests import oracles  # noqa: F401  (pyffish's cfour)
+from tests.protocol.harness import ENGINE_COMMAND
+from tournaments import Adjudication, EngineConfig, Match, Opening, Reporter, TimeControl
+
+SCRIPT = str(Path(__file__).with_name("scripted_engine.py"))
+
+
+def scripted(name: str, behaviour: str = "random", protocol: str = "uci", tc: str = "st=0.5",
+             **extra) -> EngineConfig:
+    command = [sys.executable, SCRIPT, "--behaviour", behaviour, "--protocol", protocol,
+               "--seed", str(abs(hash(name)) % 1000)]
+    for key, value in extra.items():
+        command += [f"--{key}", str(value)]
+    return EngineConfig(name=name, command=command, protocol=protocol, tc=_tc(tc))
+
+
+def mallard(name: str = "mallard", protocol: str = "uci", tc: str = "st=0.1",
+            options=None) -> EngineConfig:
+    return EngineConfig(name=name, command=ENGINE_COMMAND + [protocol], protocol=protocol,
+                        tc=_tc(tc), options=dict(options or {}))
+
+
+def _tc(text: str) -> TimeControl:
+    key, _, value = text.partition("=")
+    return TimeControl.from_settings(**{key: value})
+
+
+class Lines(Reporter):
+    def __init__(self):
+        self.started, self.finished, self.messages = [], [], []
+
+    def game_started(self, job, total):
+        self.started.append(job.index)
+
+    def game_finished(self, record, match):
+        self.finished.append(record.index)
+
+    def message(self, text):
+        self.messages.append(text)
+
+
+def replay(record):
+    """The game's moves through pyffish; the result pyffish sees at the end (or None)."""
+    variant = record.job.variant
+    fen = record.start_fen or pyffish.start_fen(variant)
+    texts = [move.text for move in record.moves]
+    for index in range(len(texts)):
+        assert texts[index] in pyffish.legal_moves(variant, fen, texts[:index]), (index, texts)
+    return fen, texts
+
+
+def run(variant, engines, **kwargs) -> Match:
+    kwargs.setdefault("reporter", Lines())
+    return Match(variant=variant, engines=engines, **kwargs).run()
+
+
+def test_mallard_beats_a_random_mover_at_connect_four():
+    match = run("cfour", [mallard("solver"), scripted("random")], games=2, repeat=True)
+    assert [r.result for r in match.records] == ["1-0", "0-1"]
+    for record in match.records:
+        fen, texts = replay(record)
+        assert pyffish.game_result("cfour", fen, texts) != 0  # someone has four in a row
+        assert record.termination == "normal" and "four in a row" in record.reason
+    assert (match.wdl.wins, match.wdl.losses, match.wdl.draws) == (2, 0, 0)
+    assert match.penta.counts() == [0, 0, 0, 0, 1]
+    assert match.reporter.started == [1, 2] and sorted(match.reporter.finished) == [1, 2]
+
+
+@pytest.mark.parametrize("behaviour, reason, termination", [
+    ("illegal", "Black makes an illegal move", "illegal move"),
+    ("garbage", "Black makes a protocol error", "rules infraction"),
+    ("san", "Black makes an illegal move", "illegal move"),
+])
+def test_a_bad_move_forfeits(behaviour, reason, termination):
+    match = run("duck", [scripted("good", "random"), scripted("bad", behaviour, at=2)], games=1)
+    record = match.records[0]
+    assert record.result == "1-0"
+    assert record.reason.startswith(reason) and record.termination == termination
+    assert len(record.moves) == 3  # White, Black, White; Black's second move was the bad one
+    replay(record)
+
+
+def test_a_crash_is_a_disconnect_and_ends_the_match_without_recover():
+    match = run("duck", [scripted("crasher", "crash", at=2), scripted("random")], games=4)
+    assert len(match.records) == 1
+    record = match.records[0]
+    assert record.result == "0-1" and record.reason == "White disconnects"
+    assert record.termination == "abandoned"
+    assert "crasher failed" in match.stop_reason
+    assert any("Terminating the match" in text for text in match.reporter.messages)
+
+
+def test_with_recover_a_crashing_engine_is_restarted_and_every_game_is_played():
+    match = run("duck", [scripted("crasher", "crash", at=2), scripted("random")], games=4,
+                recover=True)
+    assert sorted(r.index for r in match.records) == [1, 2, 3, 4]
+    assert match.stop_reason is None
+    crasher_losses = [r for r in match.records if r.reason.endswith("disconnects")]
+    assert len(crasher_losses) == 4  # its second `go` of every process: it is fresh each game
+    assert match.standings[0].losses == 4
+
+
+def test_a_hanging_engine_loses_on_time_and_is_killed():
+    hanger = scripted("hanger", "hang", at=2, tc="tc=1+0")
+    match = run("duck", [hanger, scripted("random", tc="tc=1+0")], games=1)
+    record = match.records[0]
+    assert record.result == "0-1" and record.reason == "White loses on time"
+    assert record.termination == "time forfeit"
+    assert record.duration_ms < 10_000
+
+
+def test_a_slow_engine_loses_on_time_within_and_beyond_the_margin():
+    slow = scripted("slow", "slow", delay=0.3, tc="st=0.1")
+    match = run("duck", [slow, scripted("random")], games=1)
+    assert match.records[0].reason == "White loses on time"
+    slow_with_margin = EngineConfig(**{**slow.__dict__, "timemargin_ms": 2000})
+    match = run("duck", [slow_with_margin, scripted("random")], games=1, adjudication=Adjudication(maxmoves=3))
+    assert match.records[0].reason == "Draw by adjudication: maximum number of moves"
+
+
+def test_a_slow_starter_plays_and_a_mute_engine_fails_to_start():
+    match = run("duck", [scripted("slowstart", "slowstart", delay=1.5), scripted("random")],
+                games=1, adjudication=Adjudication(maxmoves=4))
+    assert match.records[0].termination == "adjudication"
+    match = run("duck", [scripted("random"), scripted("mute", "mute")], games=2,
+                startup_timeout_ms=1500, recover=True)
+    assert [r.result for r in match.records] == ["1-0", "0-1"]
+    assert all("fails to start" in r.reason for r in match.records)
+
+
+def test_draw_and_resign_adjudication_use_the_reported_scores():
+    quiet = [scripted("a", score=5), scripted("b", score=-3)]
+    rules = Adjudication(draw_movenumber=3, draw_movecount=2, draw_score=10)
+    record = run("duck", quiet, games=1, adjudication=rules).records[0]
+    assert record.result == "1/2-1/2" and record.reason == "Draw by adjudication"
+    assert len(record.moves) == 6  # from move 3 on, two moves each within 10 cp
+    losing = [scripted("a", score=50), scripted("b", score=-900)]
+    rules = Adjudication(resign_movecount=3, resign_score=800)
+    record = run("duck", losing, games=1, adjudication=rules).records[0]
+    assert record.result == "1-0" and record.reason == "White wins by adjudication"
+    assert len(record.moves) == 6
+
+
+def test_ugi_engines_play_duck_through_mallard_ugi():
+    engines = [mallard("ugi-a", "ugi", "depth=1"), mallard("ugi-b", "ugi", "depth=1")]
+    match = run("duck", engines, games=2, repeat=True,
+                adjudication=Adjudication(maxmoves=15))
+    for record in match.records:
+        fen, texts = replay(record)
+        if record.termination == "normal":
+            assert pyffish.game_result("duck", fen, texts) != 0 or "Draw" in record.reason
+
+
+def test_gtp_connect_four_against_a_gtp_script():
+    engines = [mallard("gtp-solver", "gtp", "tc=10+0.1"), scripted("gtp-random", protocol="gtp")]
+    match = run("cfour", engines, games=2, repeat=True)
+    assert [r.result for r in match.records] == ["1-0", "0-1"]
+    for record in match.records:
+        replay(record)
+
+
+def test_solved_adjudication_ends_connect_four_with_the_proven_result():
+    # 4453 from the start is a position the public test sets score; the solver proves it
+    # at once, so the game ends before either engine moves.
+    opening = Opening(moves=("P@d1", "P@d2", "P@e1", "P@c1"))
+    match = run("cfour", [scripted("a"), scripted("b")], games=1, openings=[opening],
+                adjudication=Adjudication(solved=True, solve_nodes=5_000_000))
+    record = match.records[0]
+    assert record.termination == "adjudication"
+    from engines.connect4.rules import Connect4Game
+    from engines.connect4.solver import Solver
+
+    game = Connect4Game()
+    position = game.start_position().play_text(move.text for move in record.moves)
+    value = Solver(hash_mb=16).solve(position, weak=True)
+    expected = "1/2-1/2" if value == 0 else ("1-0" if (value > 0) == (position.side_to_move == 0)
+                                             else "0-1")
+    assert record.result == expected

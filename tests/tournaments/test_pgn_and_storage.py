@@ -1,0 +1,142 @@
+"""The runner's data: the schedule, opening files, PGN that pyffish replays, and the database
+that rebuilds the PGN after a crash."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import pyffish
+import pytest
+
+from tests import oracles  # noqa: F401  (pyffish's cfour)
+from tournaments import Adjudication, EngineConfig, Match, Opening, TimeControl
+from tournaments.openings import OpeningError, ordered, read_openings
+from tournaments.schedule import make_schedule
+from tournaments.storage import MatchStore, StorageError
+
+SCRIPT = str(Path(__file__).with_name("scripted_engine.py"))
+
+
+def scripted(name: str, protocol: str = "uci") -> EngineConfig:
+    return EngineConfig(name=name, command=[sys.executable, SCRIPT, "--protocol", protocol,
+                                            "--seed", str(len(name))],
+                        protocol=protocol, tc=TimeControl.from_settings(tc="10+0.1"))
+
+
+# --- schedule ------------------------------------------------------------------------------------
+def test_round_robin_alternates_colours_and_pairs_share_openings():
+    slots = make_schedule(3, games=2, rounds=2, repeat=True)
+    assert len(slots) == 3 * 2 * 2 and [s.index for s in slots] == list(range(1, 13))
+    for first, second in zip(slots[::2], slots[1::2]):
+        assert (first.white_id, first.black_id) == (second.black_id, second.white_id)
+        assert first.pair == second.pair and first.opening_index == second.opening_index
+    assert len({s.opening_index for s in slots}) == 6
+    encounters = {frozenset((s.white_id, s.black_id)) for s in slots}
+    assert encounters == {frozenset(p) for p in ((0, 1), (0, 2), (1, 2))}
+
+
+def test_without_repeat_every_game_has_its_own_opening_and_gauntlet_centres_engine_0():
+    slots = make_schedule(2, games=4)
+    assert [s.opening_index for s in slots] == [0, 1, 2, 3]
+    assert [s.white_id for s in slots] == [0, 1, 0, 1]
+    gauntlet = make_schedule(4, games=2, tournament="gauntlet")
+    assert all(0 in (s.white_id, s.black_id) for s in gauntlet) and len(gauntlet) == 6
+    with pytest.raises(ValueError):
+        make_schedule(1)
+
+
+# --- openings ------------------------------------------------------------------------------------
+def test_opening_formats(tmp_path):
+    from engines import get_game
+
+    duck = get_game("duck")
+    epd = tmp_path / "o.epd"
+    epd.write_text("# comment\nrnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - id \"x\";\n")
+    [opening] = read_openings(str(epd), duck, "epd")
+    assert opening.fen.startswith("rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq")
+    moves = tmp_path / "o.txt"
+    moves.write_text("1. e4,e5 d5,d4 2. Nf3,f4\n\ne2e4,e4e5\n")
+    first, second = read_openings(str(moves), duck, "moves", plies=2)
+    assert first.moves == ("e2e4,e4e5", "d7d5,d5d4") and first.fen is None
+    assert second.moves == ("e2e4,e4e5",) and second.label.endswith(":3")
+    pgn = tmp_path / "o.pgn"
+    pgn.write_text('[Event "a"]\n[Variant "cfour"]\n\n1. P@d1 P@d2 {x} 2. P@c1 *\n\n'
+                   '[Event "b"]\n\n1. P@a1 1-0\n')
+    cfour = get_game("cfour")
+    openings = read_openings(str(pgn), cfour, "pgn")
+    assert [o.moves for o in openings] == [("P@d1", "P@d2", "P@c1"), ("P@a1",)]
+    assert ordered(openings, "random", 3) == ordered(openings, "random", 3)
+    bad = tmp_path / "bad.txt"
+    bad.write_text("e4,e5\ne4,e4\n")
+    with pytest.raises(OpeningError, match=r"bad.txt:2"):
+        read_openings(str(bad), duck, "moves")
+
+
+# --- PGN replayed through pyffish -----------------------------------------------------------------
+def _pgn_games(text: str) -> list[tuple[dict, list[str]]]:
+    games = []
+    for chunk in re.split(r"\n\n(?=\[)", text.strip()):
+        head, _, body = chunk.partition("\n\n")
+        tags = dict(re.findall(r'^\[(\w+) "(.*)"\]$', head, re.M))
+        body = re.sub(r"\{[^}]*\}", " ", body)
+        tokens = [t for t in body.split() if not re.fullmatch(r"\d+\.+", t)]
+        games.append((tags, tokens[:-1]))
+    return games
+
+
+def _replay_san(variant: str, fen: str, sans: list[str]) -> list[str]:
+    """UCI moves of a SAN list, each found as the unique pyffish move with that SAN."""
+    played = []
+    for san in sans:
+        here = pyffish.get_fen(variant, fen, played)
+        duck_square = san.split(",")[1] if "," in san else None
+        candidates = [move for move in pyffish.legal_moves(variant, fen, played)
+                      if duck_square is None or move.endswith(duck_square)]
+        matching = [move for move in candidates if pyffish.get_san(variant, here, move) == san]
+        assert len(matching) == 1, (san, matching)
+        played.append(matching[0])
+    return played
+
+
+@pytest.mark.parametrize("variant, protocol", [("duck", "uci"), ("cfour", "uci"),
+                                               ("cfour", "gtp")])
+def test_pgn_of_real_games_replays_in_pyffish(tmp_path, variant, protocol):
+    pgn = tmp_path / "out.pgn"
+    openings = [Opening(moves=("e2e4,e4e5",))] if variant == "duck" else []
+    match = Match(variant=variant, engines=[scripted("a", protocol), scripted("b", protocol)],
+                  games=2, repeat=True, pgn_out=str(pgn), openings=openings,
+                  adjudication=Adjudication(maxmoves=40)).run()
+    games = _pgn_games(pgn.read_text())
+    assert len(games) == 2
+    for (tags, sans), record in zip(games, match.records):
+        assert tags["Variant"] == variant and tags["Result"] == record.result
+        assert tags["TimeControl"] == "10+0.1" and tags["PlyCount"] == str(len(sans))
+        fen = tags.get("FEN", pyffish.start_fen(variant))
+        played = _replay_san(variant, fen, sans)
+        assert played == [move.text for move in record.moves]
+        if record.termination == "normal":
+            assert pyffish.game_result(variant, fen, played) != 0 or \
+                record.result == "1/2-1/2"
+
+
+# --- storage -------------------------------------------------------------------------------------
+def test_the_pgn_is_rebuilt_from_the_database_after_a_crash(tmp_path):
+    pgn = tmp_path / "games.pgn"
+    pgn.write_text("earlier content\n")
+    db = str(tmp_path / "m.sqlite")
+    match = Match(variant="cfour", engines=[scripted("a"), scripted("b")], games=2,
+                  db=db, pgn_out=str(pgn)).run()
+    full = pgn.read_text()
+    assert full.startswith("earlier content\n") and full.count("[Event ") == 2
+    # a crash after the database commit but in the middle of the PGN write
+    pgn.write_text(full[: len(full) - 40])
+    store = MatchStore(db)
+    store.restore_pgn(str(pgn))
+    assert pgn.read_text() == full
+    # the same game stored twice is refused
+    assert store.add(match.records[0], "x") is False
+    with pytest.raises(StorageError, match="holds another match"):
+        store.bind_settings({"something": "else"})
+    store.close()

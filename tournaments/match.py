@@ -1,0 +1,302 @@
+"""`Match`: a whole engine-vs-engine match — schedule, executor, storage, PGN, statistics, SPRT.
+
+The Python API and the engine of `mallard match`. A `Match` is configured with plain data
+(engine configs, openings, adjudication) and runs to the end, to an SPRT decision, or to an
+engine failure that `recover` does not allow; progress goes to a `Reporter` (the command line's
+prints cutechess's lines). Statistics are from the first engine's point of view; game pairs with
+colours swapped feed the pentanomial counts.
+
+Every finished game is stored (database first, then PGN) before it counts, in the order games
+finish; with a database a second run resumes: finished games are not played again, the seed of
+a random opening order is reused, and the PGN is rebuilt from the database.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import threading
+from concurrent.futures import FIRST_COMPLETED, wait
+from dataclasses import dataclass, field
+from typing import Optional
+
+from tournaments.executors import Executor, LocalExecutor
+from tournaments.pgn import game_pgn
+from tournaments.players import EngineConfig
+from tournaments.records import Adjudication, GameJob, GameRecord, Opening
+from tournaments.schedule import Slot, make_schedule
+from tournaments.stats import PentaStats, Sprt, WdlStats
+from tournaments.storage import MatchStore
+
+# Engine failures that end a match unless `recover` is on (a time loss does not).
+FATAL_FAILURES = ("disconnect", "startup")
+
+
+class Reporter:
+    """Receives the match's progress; the default says nothing."""
+
+    def game_started(self, job: GameJob, total: int) -> None: ...
+
+    def game_finished(self, record: GameRecord, match: "Match") -> None: ...
+
+    def message(self, text: str) -> None: ...
+
+    def match_finished(self, match: "Match") -> None: ...
+
+
+@dataclass
+class EngineStanding:
+    name: str
+    wins: int = 0
+    losses: int = 0
+    draws: int = 0
+
+    @property
+    def wdl(self) -> WdlStats:
+        return WdlStats(self.wins, self.losses, self.draws)
+
+
+@dataclass
+class Match:
+    variant: str
+    engines: list[EngineConfig]
+    games: int = 1
+    rounds: int = 1
+    repeat: bool = False
+    tournament: str = "round-robin"
+    openings: list[Opening] = field(default_factory=list)
+    opening_order: str = "sequential"
+    adjudication: Adjudication = field(default_factory=Adjudication)
+    sprt: Optional[Sprt] = None
+    sprt_pentanomial: bool = False  # the SPRT counts game pairs (fastchess -report penta=true)
+    pgn_out: Optional[str] = None
+    db: Optional[str] = None
+    recover: bool = False
+    seed: Optional[int] = None
+    concurrency: int = 1
+    executor: Optional[Executor] = None
+    event: str = "?"
+    site: str = "?"
+    reporter: Reporter = field(default_factory=Reporter)
+    board: Optional[tuple[int, int]] = None
+    startup_timeout_ms: int = 20_000
+    ready_timeout_ms: int = 120_000
+
+    def __post_init__(self):
+        if len(self.engines) < 2:
+            raise ValueError("a match needs at least two engines")
+        names = [engine.name for engine in self.engines]
+        if len(set(names)) != len(names):
+            raise ValueError(f"engine names must differ: {', '.join(names)}")
+        for engine in self.engines:
+            if not engine.tc.is_bounded():
+                raise ValueError(f"engine '{engine.name}' has no time control "
+                                 "(give tc=, st=, depth= or nodes=)")
+            if engine.protocol == "gtp" and any(opening.fen for opening in self.openings):
+                raise ValueError(f"engine '{engine.name}' speaks GTP, which cannot set up a "
+                                 "position: use a moves opening file")
+        self.schedule: list[Slot] = make_schedule(len(self.engines), self.games, self.rounds,
+                                                  self.repeat, self.tournament)
+        self.records: list[GameRecord] = []
+        self.standings = [EngineStanding(engine.name) for engine in self.engines]
+        self.wdl = WdlStats(0, 0, 0)  # the first engine against the second (two-engine match)
+        self.penta = PentaStats()
+        self._pair_scores: dict[int, dict[int, float]] = {}
+        self.stop_reason: Optional[str] = None
+        self.sprt_status: Optional[str] = None
+        self._stopping = threading.Event()
+
+    # --- settings that identify the match in its database -------------------------------------
+    def settings(self) -> dict:
+        return {"variant": self.variant, "engines": [engine.to_dict() for engine in self.engines],
+                "games": self.games, "rounds": self.rounds, "repeat": self.repeat,
+                "tournament": self.tournament,
+                "openings": [opening.to_dict() for opening in self.openings],
+                "opening_order": self.opening_order,
+                "adjudication": self.adjudication.to_dict(), "board": self.board}
+
+    @property
+    def total_games(self) -> int:
+        return len(self.schedule)
+
+    def jobs(self, seed: int) -> list[GameJob]:
+        order = list(self.openings)
+        if self.opening_order == "random":
+            random.Random(seed).shuffle(order)
+        elif self.opening_order != "sequential":
+            raise ValueError(f"unknown opening order '{self.opening_order}'")
+        jobs = []
+        for slot in self.schedule:
+            opening = order[slot.opening_index % len(order)] if order else Opening()
+            jobs.append(GameJob(slot.index, slot.round, slot.pair, self.variant,
+                                self.engines[slot.white_id], self.engines[slot.black_id],
+                                slot.white_id, slot.black_id, opening, self.adjudication,
+                                self.board))
+        return jobs
+
+    # --- running --------------------------------------------------------------------------------
+    def run(self) -> "Match":
+        store = MatchStore(self.db) if self.db else None
+        executor = self.executor or LocalExecutor(self.concurrency, self.startup_timeout_ms,
+                                                  self.ready_timeout_ms)
+        try:
+            seed = self._seed(store)
+            finished: set[int] = set()
+            if store is not None:
+                resumed = store.bind_settings(self.settings())
+                for record in store.records():
+                    self._count(record)
+                    finished.add(record.index)
+                if resumed:
+                    self.reporter.message(f"Resuming from '{self.db}': {len(finished)} of "
+                                          f"{self.total_games} games are already played")
+                if self.pgn_out:
+                    store.restore_pgn(self.pgn_out)
+            if self._sprt_decided():
+                self.stop_reason = f"SPRT: {self.sprt_status} was accepted"
+            pending = [job for job in self.jobs(seed) if job.index not in finished]
+            self._drive(pending, executor, store)
+        except KeyboardInterrupt:
+            self.stop_reason = "interrupted"
+            executor.request_stop(kill=True)
+            raise
+        finally:
+            executor.close()
+            if store is not None:
+                store.close()
+        self.reporter.match_finished(self)
+        return self
+
+    def request_stop(self, reason: str = "stopped") -> None:
+        """Stop from another thread (a notebook's button): running games are abandoned."""
+        self.stop_reason = reason
+        self._stopping.set()
+
+    def _seed(self, store: Optional[MatchStore]) -> int:
+        recorded = store.get_meta("seed") if store is not None else None
+        if recorded is not None:
+            return int(recorded)
+        seed = self.seed if self.seed is not None else random.SystemRandom().randrange(1 << 31)
+        if store is not None:
+            store.set_meta("seed", str(seed))
+        return seed
+
+    def _drive(self, pending: list[GameJob], executor: Executor,
+               store: Optional[MatchStore]) -> None:
+        in_flight = {}
+        queue = list(pending)
+        while (queue and self.stop_reason is None) or in_flight:
+            while queue and self.stop_reason is None and len(in_flight) < executor.capacity:
+                job = queue.pop(0)
+                self.reporter.game_started(job, self.total_games)
+                in_flight[executor.submit(job)] = job
+            done, _ = wait(list(in_flight), timeout=0.5, return_when=FIRST_COMPLETED)
+            if self._stopping.is_set() and self.stop_reason is not None:
+                executor.request_stop(kill=True)
+            for future in done:
+                job = in_flight.pop(future)
+                try:
+                    record = future.result()
+                except Exception as error:  # a referee bug must not lose the other games
+                    self.reporter.message(f"Game {job.index} failed in the runner: {error!r}")
+                    continue
+                if record.result == "*" and record.termination == "unterminated":
+                    continue  # stopped before its end: it is played again on resume
+                self._finish(record, store)
+                if record.loser_failed in FATAL_FAILURES and not self.recover:
+                    failed = self.engines[record.failed_engine_id].name
+                    self.stop_reason = (f"{failed} failed ({record.reason}); "
+                                        "use -recover to restart it and go on")
+                    self.reporter.message(f"Terminating the match: {self.stop_reason}")
+                    executor.request_stop(kill=True)
+                elif self._sprt_decided() and self.stop_reason is None:
+                    self.stop_reason = f"SPRT: {self.sprt_status} was accepted"
+                    executor.request_stop(kill=True)
+
+    def _finish(self, record: GameRecord, store: Optional[MatchStore]) -> None:
+        pgn = game_pgn(record, self.event, self.site)
+        if store is not None:
+            if not store.add(record, pgn):
+                return  # already stored by an earlier run
+        if self.pgn_out:
+            with open(self.pgn_out, "a", encoding="utf-8") as handle:
+                handle.write(pgn)
+        self._count(record)
+        self.reporter.game_finished(record, self)
+
+    def _count(self, record: GameRecord) -> None:
+        self.records.append(record)
+        job = record.job
+        for engine_id in (job.white_id, job.black_id):
+            score = record.score_for(engine_id)
+            standing = self.standings[engine_id]
+            if score == 1.0:
+                standing.wins += 1
+            elif score == 0.0:
+                standing.losses += 1
+            elif score == 0.5:
+                standing.draws += 1
+        if len(self.engines) != 2:
+            return
+        score = record.score_for(0)
+        if score is None:
+            return
+        self.wdl = self.standings[0].wdl
+        pair = self._pair_scores.setdefault(job.pair, {})
+        pair[job.index] = score
+        if len(pair) == 2:
+            first, second = (pair[index] for index in sorted(pair))
+            self.penta.add(first, second)
+
+    # --- statistics -----------------------------------------------------------------------------
+    def sprt_llr(self) -> Optional[float]:
+        if self.sprt is None or len(self.engines) != 2:
+            return None
+        if self.sprt_pentanomial:
+            return self.sprt.llr_pentanomial(self.penta.counts())
+        return self.sprt.llr_trinomial(self.wdl.wins, self.wdl.losses, self.wdl.draws)
+
+    def _sprt_decided(self) -> bool:
+        llr = self.sprt_llr()
+        if llr is None:
+            return False
+        status = self.sprt.status(llr)
+        if status in ("H0", "H1"):
+            self.sprt_status = status
+            return True
+        return False
+
+    def summary(self) -> dict:
+        """A JSON-ready summary of the match so far."""
+        data = {"variant": self.variant, "games_played": len(self.records),
+                "games_scheduled": self.total_games, "stop_reason": self.stop_reason,
+                "engines": []}
+        for standing in self.standings:
+            wdl = standing.wdl
+            data["engines"].append({
+                "name": standing.name, "wins": wdl.wins, "losses": wdl.losses,
+                "draws": wdl.draws, "games": wdl.games,
+                "score": _finite(wdl.score) if wdl.games else None,
+                "elo": _finite(wdl.elo()) if wdl.games else None,
+                "elo_error": _finite(wdl.elo_error_margin()) if wdl.games else None,
+                "los": wdl.los(), "draw_ratio": wdl.draw_ratio if wdl.games else None})
+        if len(self.engines) == 2:
+            data["pentanomial"] = self.penta.counts()
+            llr = self.sprt_llr()
+            if llr is not None:
+                data["sprt"] = {"llr": llr, "lower_bound": self.sprt.lower_bound,
+                                "upper_bound": self.sprt.upper_bound,
+                                "elo0": self.sprt.elo0, "elo1": self.sprt.elo1,
+                                "model": self.sprt.model,
+                                "pentanomial": self.sprt_pentanomial,
+                                "status": self.sprt.status(llr)}
+        return data
+
+    def summary_json(self) -> str:
+        return json.dumps(self.summary(), indent=2)
+
+
+def _finite(value: float) -> Optional[float]:
+    import math
+
+    return value if math.isfinite(value) else None

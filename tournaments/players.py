@@ -1,0 +1,463 @@
+"""Engines as subprocesses: start, handshake, one move at a time, and what went wrong.
+
+An `EngineConfig` is what the user wrote after `-engine` (command, protocol, options, limits);
+it is plain data that survives JSON, so the match database and other executors can carry it.
+A `Player` drives one engine process over UCI, UGI or GTP. The runner never trusts an engine:
+every read has a deadline, and the three ways an engine can fail are separate exceptions —
+`EngineDisconnected` (it exited or closed its pipe), `EngineTimeout` (no answer in time, the
+caller kills it) and `EngineProtocolError` (an answer that does not parse).
+
+Times are integer milliseconds; lines are timestamped with `time.monotonic_ns()` as they arrive,
+so the clock charges an engine for its own thinking, not for the runner's scheduling.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import shlex
+import signal
+import subprocess
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+from tournaments.timecontrol import Clock, TimeControl
+
+PROTOCOLS = ("uci", "ugi", "gtp")
+
+
+class EngineError(Exception):
+    """An engine failed; `kind` is the word the termination reason uses."""
+
+    kind = "error"
+
+
+class EngineDisconnected(EngineError):
+    kind = "disconnect"
+
+
+class EngineTimeout(EngineError):
+    kind = "timeout"
+
+
+class EngineProtocolError(EngineError):
+    kind = "protocol"
+
+
+@dataclass
+class EngineConfig:
+    """One `-engine` of the command line (after `-each` is merged in)."""
+
+    name: str
+    command: list[str]
+    protocol: str = "uci"
+    options: dict[str, str] = field(default_factory=dict)
+    tc: TimeControl = field(default_factory=lambda: TimeControl.parse("inf"))
+    timemargin_ms: int = 0
+    restart: bool = False
+    workdir: Optional[str] = None
+    ponder: bool = False
+
+    def __post_init__(self):
+        if self.protocol not in PROTOCOLS:
+            raise ValueError(f"engine '{self.name}': unknown protocol '{self.protocol}' "
+                             f"(use {', '.join(PROTOCOLS)})")
+        if not self.command:
+            raise ValueError(f"engine '{self.name}': no command (cmd=...)")
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "command": list(self.command), "protocol": self.protocol,
+                "options": dict(self.options), "tc": self.tc.to_dict(),
+                "timemargin_ms": self.timemargin_ms, "restart": self.restart,
+                "workdir": self.workdir, "ponder": self.ponder}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "EngineConfig":
+        data = dict(data)
+        data["tc"] = TimeControl.from_dict(data["tc"])
+        return cls(**data)
+
+    @property
+    def command_text(self) -> str:
+        return shlex.join(self.command)
+
+
+@dataclass
+class Reply:
+    """An engine's answer to one `go`: the move text and what it said about it."""
+
+    move: str
+    elapsed_ms: int
+    score: Optional[tuple[str, int]] = None  # ("cp", centipawns) or ("mate", moves), mover's view
+    depth: Optional[int] = None
+
+
+class EngineProcess:
+    """The subprocess and a reader thread that queues (arrival_ns, line); None marks the end."""
+
+    def __init__(self, config: EngineConfig):
+        self.config = config
+        try:
+            self.process = subprocess.Popen(
+                config.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL, cwd=config.workdir, start_new_session=True)
+        except OSError as error:
+            raise EngineDisconnected(f"cannot start '{config.command_text}': {error}") from None
+        self.lines: queue.Queue = queue.Queue()
+        self.ended = False
+        threading.Thread(target=self._read, daemon=True,
+                         name=f"engine-{config.name}-reader").start()
+
+    def _read(self) -> None:
+        stream = self.process.stdout
+        try:
+            for raw in stream:
+                text = raw.decode("utf-8", "replace").rstrip("\r\n")
+                self.lines.put((time.monotonic_ns(), text))
+        except (OSError, ValueError):
+            pass
+        self.lines.put((time.monotonic_ns(), None))
+
+    def send(self, line: str) -> None:
+        if self.ended:
+            raise EngineDisconnected("the engine has exited")
+        try:
+            self.process.stdin.write((line + "\n").encode())
+            self.process.stdin.flush()
+        except (OSError, ValueError):
+            self.ended = True
+            raise EngineDisconnected("the engine closed its input") from None
+
+    def next_line(self, deadline_ns: Optional[int], skip_blank: bool = True) -> tuple[int, str]:
+        """The next line and its arrival time; EngineTimeout at the deadline."""
+        if self.ended:
+            raise EngineDisconnected("the engine has exited")
+        while True:
+            if deadline_ns is None:
+                timeout = None
+            else:
+                timeout = (deadline_ns - time.monotonic_ns()) / 1e9
+                if timeout <= 0:
+                    timeout = 0
+            try:
+                arrived, text = self.lines.get(timeout=timeout) if timeout != 0 \
+                    else self.lines.get_nowait()
+            except queue.Empty:
+                raise EngineTimeout("no answer in time") from None
+            if text is None:
+                self.ended = True
+                code = self.process.poll()
+                detail = f" (exit status {code})" if code is not None else ""
+                raise EngineDisconnected(f"the engine exited{detail}")
+            if text.strip() or not skip_blank:
+                return arrived, text
+
+    def until(self, accept: Callable[[str], bool], deadline_ns: Optional[int],
+              on_line: Optional[Callable[[str], None]] = None) -> tuple[int, str]:
+        while True:
+            arrived, text = self.next_line(deadline_ns)
+            if accept(text):
+                return arrived, text
+            if on_line is not None:
+                on_line(text)
+
+    @property
+    def alive(self) -> bool:
+        return not self.ended and self.process.poll() is None
+
+    def kill(self) -> None:
+        """Kill the engine and everything it started (it runs in its own process group)."""
+        if self.process.poll() is None:
+            try:
+                os.killpg(self.process.pid, signal.SIGKILL)
+            except (OSError, AttributeError):
+                self.process.kill()
+        try:
+            self.process.wait(5)
+        except subprocess.TimeoutExpired:
+            pass
+        self.ended = True
+        for stream in (self.process.stdin, self.process.stdout):
+            try:
+                stream.close()
+            except (OSError, ValueError):
+                pass
+
+    def close(self, quit_command: str, grace_s: float = 2.0) -> None:
+        """Ask politely, then kill."""
+        if self.process.poll() is None:
+            try:
+                self.send(quit_command)
+                self.process.wait(grace_s)
+            except (EngineError, subprocess.TimeoutExpired):
+                pass
+        self.kill()
+
+
+def deadline_after(ms: Optional[float]) -> Optional[int]:
+    return None if ms is None else time.monotonic_ns() + int(ms * 1_000_000)
+
+
+def parse_info_score(tokens: list[str]) -> tuple[Optional[tuple[str, int]], Optional[int], bool]:
+    """(score, depth, primary) from the tokens of a UCI/UGI `info` line; `primary` is False for
+    the second and later MultiPV lines, whose scores are not the engine's opinion of its move."""
+    score = depth = None
+    primary = True
+    index = 1
+    while index < len(tokens):
+        token = tokens[index]
+        try:
+            if token == "depth":
+                depth = int(tokens[index + 1])
+                index += 1
+            elif token == "multipv":
+                primary = int(tokens[index + 1]) == 1
+                index += 1
+            elif token == "score" and index + 2 < len(tokens) + 1:
+                kind, value = tokens[index + 1], int(tokens[index + 2])
+                if kind in ("cp", "mate"):
+                    score = (kind, value)
+                index += 2
+            elif token in ("pv", "string"):
+                break
+        except (IndexError, ValueError):
+            pass
+        index += 1
+    return score, depth, primary
+
+
+class Player:
+    """One engine in one protocol; `start()` runs the handshake and sets the options."""
+
+    quit_command = "quit"
+
+    def __init__(self, config: EngineConfig, variant: str, startup_timeout_ms: int = 20_000,
+                 ready_timeout_ms: int = 120_000):
+        self.config = config
+        self.variant = variant
+        self.startup_timeout_ms = startup_timeout_ms
+        self.ready_timeout_ms = ready_timeout_ms
+        self.process: Optional[EngineProcess] = None
+        self.engine_name: Optional[str] = None
+
+    @staticmethod
+    def create(config: EngineConfig, variant: str, **timeouts) -> "Player":
+        kind = {"uci": UciPlayer, "ugi": UgiPlayer, "gtp": GtpPlayer}[config.protocol]
+        return kind(config, variant, **timeouts)
+
+    def start(self) -> None:
+        self.process = EngineProcess(self.config)
+        try:
+            self.handshake()
+        except EngineError:
+            self.process.kill()
+            raise
+
+    @property
+    def alive(self) -> bool:
+        return self.process is not None and self.process.alive
+
+    def kill(self) -> None:
+        if self.process is not None:
+            self.process.kill()
+
+    def close(self) -> None:
+        if self.process is not None:
+            self.process.close(self.quit_command)
+
+    # --- protocol specifics -------------------------------------------------------------------
+    def handshake(self) -> None:
+        raise NotImplementedError
+
+    def new_game(self, start_fen: Optional[str], width_height: Optional[tuple[int, int]]) -> None:
+        raise NotImplementedError
+
+    def go(self, start_fen: Optional[str], moves: list[str], side: int, clocks: list[Clock],
+           hang_deadline_ns: Optional[int]) -> Reply:
+        raise NotImplementedError
+
+
+class UciPlayer(Player):
+    """UCI in the Fairy-Stockfish dialect: `UCI_Variant`, pre-incremented clocks, `movestogo`."""
+
+    hello, hello_ok, new_game_command = "uci", "uciok", "ucinewgame"
+
+    def handshake(self) -> None:
+        process = self.process
+        process.send(self.hello)
+        deadline = deadline_after(self.startup_timeout_ms)
+        self.declared: set[str] = set()
+
+        def note(line: str) -> None:
+            tokens = line.split()
+            if tokens[:2] == ["id", "name"]:
+                self.engine_name = " ".join(tokens[2:])
+            elif tokens[:2] == ["option", "name"] and "type" in tokens:
+                self.declared.add(" ".join(tokens[2:tokens.index("type")]).lower())
+
+        try:
+            process.until(lambda line: line.strip() == self.hello_ok, deadline, note)
+        except EngineTimeout:
+            raise EngineTimeout(f"no '{self.hello_ok}' within "
+                                f"{self.startup_timeout_ms / 1000:g} s") from None
+        if self.variant != "chess" and (self.hello == "uci" or "uci_variant" in self.declared):
+            process.send(f"setoption name UCI_Variant value {self.variant}")
+        for name, value in self.config.options.items():
+            process.send(f"setoption name {name} value {value}"
+                         if value != "" else f"setoption name {name}")
+        if "ponder" in self.declared:
+            process.send(f"setoption name Ponder value {'true' if self.config.ponder else 'false'}")
+
+    def ready(self, timeout_ms: int) -> None:
+        self.process.send("isready")
+        try:
+            self.process.until(lambda line: line.strip() == "readyok", deadline_after(timeout_ms))
+        except EngineTimeout:
+            raise EngineTimeout(f"no 'readyok' within {timeout_ms / 1000:g} s") from None
+
+    def new_game(self, start_fen, width_height) -> None:
+        self.process.send(self.new_game_command)
+        self.ready(self.ready_timeout_ms)
+
+    def position_command(self, start_fen: Optional[str], moves: list[str]) -> str:
+        text = f"position fen {start_fen}" if start_fen else "position startpos"
+        return text + (" moves " + " ".join(moves) if moves else "")
+
+    def go_command(self, side: int, clocks: list[Clock]) -> str:
+        from tournaments.timecontrol import go_fields
+
+        fields = go_fields(clocks[0], clocks[1], side == 0)
+        return "go " + " ".join(f"{key} {value}" for key, value in fields.items()) \
+            if fields else "go infinite"
+
+    def go(self, start_fen, moves, side, clocks, hang_deadline_ns) -> Reply:
+        process = self.process
+        process.send(self.position_command(start_fen, moves))
+        command = self.go_command(side, clocks)
+        best = {"score": None, "depth": None}
+
+        def note(line: str) -> None:
+            tokens = line.split()
+            if tokens and tokens[0] == "info":
+                score, depth, primary = parse_info_score(tokens)
+                if primary:
+                    if score is not None:
+                        best["score"] = score
+                    if depth is not None:
+                        best["depth"] = depth
+
+        clock = clocks[side]
+        process.send(command)
+        clock.start()
+        try:
+            arrived, line = process.until(lambda text: text.split()[0] == "bestmove",
+                                          hang_deadline_ns, note)
+        except EngineTimeout:
+            raise EngineTimeout("no 'bestmove' before its time ran out") from None
+        elapsed = clock.stop(arrived)
+        tokens = line.split()
+        if len(tokens) < 2:
+            raise EngineProtocolError(f"'{line.strip()}' names no move")
+        return Reply(tokens[1], elapsed, best["score"], best["depth"])
+
+
+class UgiPlayer(UciPlayer):
+    """UGI (cutegames): `ugi`/`ugiok`, `uginewgame`, p1/p2 clocks that are not pre-incremented."""
+
+    hello, hello_ok, new_game_command = "ugi", "ugiok", "uginewgame"
+
+    def go_command(self, side: int, clocks: list[Clock]) -> str:
+        from tournaments.timecontrol import ugi_go_fields
+
+        fields = ugi_go_fields(clocks[0], clocks[1], side == 0)
+        return "go " + " ".join(f"{key} {value}" for key, value in fields.items()) \
+            if fields else "go infinite"
+
+
+class GtpPlayer(Player):
+    """GTP v2 for Connect Four: black is the first player, moves are column letters. The engine
+    is told the opponent's moves with `play` and asked with `genmove`."""
+
+    COLOURS = ("b", "w")
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.known: list[str] = []
+        self.serial = 0
+
+    def command(self, text: str, deadline_ns: Optional[int]) -> tuple[int, str]:
+        """Send one command; (arrival of its reply's first line, the reply text)."""
+        self.serial += 1
+        self.process.send(f"{self.serial} {text}")
+        while True:
+            arrived, head = self.process.next_line(deadline_ns)
+            head = head.strip()
+            if head[:1] not in ("=", "?"):
+                continue  # chatter outside a reply
+            body = []
+            while True:  # a reply ends with an empty line
+                _, more = self.process.next_line(deadline_ns, skip_blank=False)
+                if not more.strip():
+                    break
+                body.append(more.strip())
+            status, _, rest = head.partition(" ")
+            ident = status[1:]
+            if ident and ident != str(self.serial):
+                continue  # the answer to an earlier command that timed out
+            reply = "\n".join([rest] + body).strip()
+            if status.startswith("?"):
+                raise EngineProtocolError(f"'{text}' failed: {reply}")
+            return arrived, reply
+
+    def handshake(self) -> None:
+        deadline = deadline_after(self.startup_timeout_ms)
+        try:
+            _, version = self.command("protocol_version", deadline)
+            _, name = self.command("name", deadline)
+        except EngineTimeout:
+            raise EngineTimeout(f"no answer to 'protocol_version' within "
+                                f"{self.startup_timeout_ms / 1000:g} s") from None
+        if version.strip() != "2":
+            raise EngineProtocolError(f"GTP version '{version}' (expected 2)")
+        self.engine_name = name
+        for name, value in self.config.options.items():
+            self.command(f"{name} {value}".strip(), deadline)
+
+    def new_game(self, start_fen, width_height) -> None:
+        if start_fen:
+            raise EngineProtocolError("GTP cannot set up a position: use move openings")
+        deadline = deadline_after(self.ready_timeout_ms)
+        if width_height is not None:
+            self.command(f"boardsize {width_height[0]} {width_height[1]}", deadline)
+        self.command("clear_board", deadline)
+        self.known = []
+        tc = self.config.tc
+        if not tc.infinite and tc.movetime_ms is None and tc.time_ms:
+            # GTP has no increment: tell the main time, then the exact clock before each move.
+            self.command(f"time_settings {tc.time_ms // 1000} 0 0", deadline)
+
+    def go(self, start_fen, moves, side, clocks, hang_deadline_ns) -> Reply:
+        deadline = deadline_after(self.ready_timeout_ms)
+        if self.known != moves[:len(self.known)]:
+            self.command("clear_board", deadline)
+            self.known = []
+        for index in range(len(self.known), len(moves)):
+            self.command(f"play {self.COLOURS[index % 2]} {moves[index]}", deadline)
+            self.known.append(moves[index])
+        clock = clocks[side]
+        if clock.remaining_ms is not None and clock.tc.movetime_ms is None and not clock.tc.infinite:
+            self.command(f"time_left {self.COLOURS[side]} {max(0, clock.remaining_ms) // 1000} 0",
+                         deadline)
+        clock.start()
+        try:
+            arrived, vertex = self.command(f"genmove {self.COLOURS[side]}", hang_deadline_ns)
+        except EngineTimeout:
+            raise EngineTimeout("no answer to 'genmove' before its time ran out") from None
+        elapsed = clock.stop(arrived)
+        vertex = vertex.strip()
+        if not vertex or " " in vertex:
+            raise EngineProtocolError(f"genmove answered '{vertex}'")
+        self.known.append(vertex.lower())
+        return Reply(vertex.lower(), elapsed)

@@ -1,0 +1,175 @@
+"""The plain data of a match: openings, adjudication rules, one game's job and its record.
+
+Everything here converts to and from JSON-ready dicts, because a game job may run in another
+process or on another machine (see `executors`) and every finished game goes to SQLite.
+
+Conventions: player 0 is White (the first player; GTP's black in Connect Four). A result is the
+PGN token `1-0`, `0-1`, `1/2-1/2` or `*`; `reason` is the text cutechess prints in braces
+(`White wins (four in a row)`, `Black loses on time`, `Draw by adjudication`); `termination`
+is the PGN Termination tag (`normal`, `time forfeit`, `illegal move`, `adjudication`,
+`abandoned`). Move scores are from the mover's view: ("cp", centipawns) or ("mate", moves).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Optional
+
+from tournaments.players import EngineConfig
+
+SIDE_NAMES = ("White", "Black")
+
+
+@dataclass(frozen=True)
+class Opening:
+    """A start: a FEN (None: the variant's start position) and moves played from it."""
+
+    fen: Optional[str] = None
+    moves: tuple[str, ...] = ()
+    label: str = ""
+
+    def to_dict(self) -> dict:
+        return {"fen": self.fen, "moves": list(self.moves), "label": self.label}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "Opening":
+        return cls(data.get("fen"), tuple(data.get("moves", ())), data.get("label", ""))
+
+
+@dataclass(frozen=True)
+class Adjudication:
+    """cutechess's `-draw`, `-resign` and `-maxmoves`, and our `-adjudicate solved`.
+
+    Draw: from full move `draw_movenumber` on, once both engines' scores stayed within
+    ±`draw_score` for `draw_movecount` consecutive moves each. Resign: an engine whose own score
+    was ≤ −`resign_score` for `resign_movecount` consecutive moves loses (with `resign_twosided`
+    the opponent must agree, scoring ≥ `resign_score`). Max moves: a draw after that many full
+    moves. Solved: the referee's own solver ends the game once it proves the result
+    (`solve_nodes` is its budget per position)."""
+
+    draw_movenumber: Optional[int] = None
+    draw_movecount: Optional[int] = None
+    draw_score: Optional[int] = None
+    resign_movecount: Optional[int] = None
+    resign_score: Optional[int] = None
+    resign_twosided: bool = False
+    maxmoves: Optional[int] = None
+    solved: bool = False
+    solve_nodes: int = 2_000_000
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "Adjudication":
+        return cls(**data)
+
+
+@dataclass
+class GameJob:
+    """Everything needed to play one game, independent of where it runs."""
+
+    index: int  # 1-based number of the game in the match schedule
+    round: int
+    pair: int  # games sharing a pair number are the same opening with colours swapped
+    variant: str
+    white: EngineConfig
+    black: EngineConfig
+    white_id: int  # indices into the match's engine list
+    black_id: int
+    opening: Opening
+    adjudication: Adjudication = field(default_factory=Adjudication)
+    board: Optional[tuple[int, int]] = None  # Connect Four board size when not 7x6
+
+    def to_dict(self) -> dict:
+        return {"index": self.index, "round": self.round, "pair": self.pair,
+                "variant": self.variant, "white": self.white.to_dict(),
+                "black": self.black.to_dict(), "white_id": self.white_id,
+                "black_id": self.black_id, "opening": self.opening.to_dict(),
+                "adjudication": self.adjudication.to_dict(),
+                "board": list(self.board) if self.board else None}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "GameJob":
+        return cls(data["index"], data["round"], data["pair"], data["variant"],
+                   EngineConfig.from_dict(data["white"]), EngineConfig.from_dict(data["black"]),
+                   data["white_id"], data["black_id"], Opening.from_dict(data["opening"]),
+                   Adjudication.from_dict(data["adjudication"]),
+                   tuple(data["board"]) if data.get("board") else None)
+
+
+@dataclass
+class MoveRecord:
+    text: str  # protocol notation, as the engine sent it (UCI `e2e4,e4d5`, `P@d1`)
+    san: str  # the variant's PGN notation
+    time_ms: Optional[int] = None  # None for opening moves
+    score: Optional[tuple[str, int]] = None
+    depth: Optional[int] = None
+
+    def comment(self) -> Optional[str]:
+        """cutechess's per-move comment: `+0.31/12 0.512s`, `-M3/20 1.2s`, `book`."""
+        if self.time_ms is None:
+            return "book"
+        parts = []
+        if self.score is not None:
+            kind, value = self.score
+            if kind == "mate":
+                parts.append(f"{'+' if value > 0 else '-'}M{abs(value)}")
+            else:
+                parts.append(f"{value / 100:+.2f}")
+            if self.depth is not None:
+                parts[-1] += f"/{self.depth}"
+        parts.append(f"{self.time_ms / 1000:.3f}s")
+        return " ".join(parts)
+
+    def to_dict(self) -> dict:
+        return {"text": self.text, "san": self.san, "time_ms": self.time_ms,
+                "score": list(self.score) if self.score else None, "depth": self.depth}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "MoveRecord":
+        score = tuple(data["score"]) if data.get("score") else None
+        return cls(data["text"], data["san"], data.get("time_ms"), score, data.get("depth"))
+
+
+@dataclass
+class GameRecord:
+    job: GameJob
+    result: str
+    reason: str
+    termination: str
+    moves: list[MoveRecord]
+    start_fen: str  # the FEN the game (opening included) started from
+    started_at: str  # ISO time
+    duration_ms: int
+    white_name: str
+    black_name: str
+    loser_failed: Optional[str] = None  # "disconnect"/"timeout"/"startup" when an engine failed
+    failed_engine_id: Optional[int] = None
+
+    @property
+    def index(self) -> int:
+        return self.job.index
+
+    def score_for(self, engine_id: int) -> Optional[float]:
+        """1, 1/2 or 0 for the engine, None when it did not play or the game has no result."""
+        if self.result == "*" or engine_id not in (self.job.white_id, self.job.black_id):
+            return None
+        white_score = {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5}[self.result]
+        return white_score if engine_id == self.job.white_id else 1.0 - white_score
+
+    def to_dict(self) -> dict:
+        return {"job": self.job.to_dict(), "result": self.result, "reason": self.reason,
+                "termination": self.termination, "moves": [m.to_dict() for m in self.moves],
+                "start_fen": self.start_fen, "started_at": self.started_at,
+                "duration_ms": self.duration_ms, "white_name": self.white_name,
+                "black_name": self.black_name, "loser_failed": self.loser_failed,
+                "failed_engine_id": self.failed_engine_id}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "GameRecord":
+        return cls(GameJob.from_dict(data["job"]), data["result"], data["reason"],
+                   data["termination"], [MoveRecord.from_dict(m) for m in data["moves"]],
+                   data["start_fen"], data["started_at"], data["duration_ms"],
+                   data["white_name"], data["black_name"], data.get("loser_failed"),
+                   data.get("failed_engine_id"))

@@ -1,0 +1,288 @@
+"""The referee: plays one game between two engine processes and decides how it ended.
+
+The rules are the `engines` modules' (legality, the end of the game, claimable draws); the
+engines only propose moves. `play_game(job, pool)` never raises for anything an engine does:
+a crash, a hang, an illegal or unparsable move, a failed start all end the game with a result
+and a reason, and the pool is told which engine must not be reused. Moves an engine sends must
+be in its protocol's own notation (`e2e4,e4d5` or `P@d1` over UCI/UGI, a column letter over
+GTP); anything else is an illegal move.
+"""
+
+from __future__ import annotations
+
+import datetime
+import time
+from typing import Optional
+
+from engines import get_game
+from engines.base import Game, GameError, GameResult, Position
+from tournaments.players import (EngineConfig, EngineDisconnected, EngineError,
+                                 EngineProtocolError, EngineTimeout, Player, Reply)
+from tournaments.records import SIDE_NAMES, GameJob, GameRecord, MoveRecord
+from tournaments.timecontrol import Clock
+
+# How long past its clock (and margin) an engine may stay silent before it is killed: the time
+# loss itself is decided by the clock, this only bounds how long the runner waits for a reply.
+HANG_GRACE_MS = 1_000
+# Without any clock (depth/nodes/inf) a silent engine is declared hung after this long.
+UNBOUNDED_MOVE_TIMEOUT_MS = 300_000
+MATE_CP = 100_000
+
+
+class EnginePool:
+    """The engine processes one worker reuses from game to game, and its rules objects."""
+
+    def __init__(self, startup_timeout_ms: int = 20_000, ready_timeout_ms: int = 120_000):
+        self.startup_timeout_ms = startup_timeout_ms
+        self.ready_timeout_ms = ready_timeout_ms
+        self.players: dict[tuple, Player] = {}
+        self.active: list[Player] = []  # the players of the game being played
+        self.games: dict[tuple, Game] = {}
+
+    def game(self, variant: str, board: Optional[tuple[int, int]]) -> Game:
+        key = (variant, board)
+        if key not in self.games:
+            kwargs = {"width": board[0], "height": board[1]} if board else {}
+            self.games[key] = get_game(variant, **kwargs)
+        return self.games[key]
+
+    @staticmethod
+    def _key(config: EngineConfig, variant: str) -> tuple:
+        return (variant, repr(sorted(config.to_dict().items(), key=lambda item: item[0])))
+
+    def acquire(self, config: EngineConfig, variant: str) -> Player:
+        key = self._key(config, variant)
+        player = self.players.pop(key, None)
+        if player is not None and player.alive and not config.restart:
+            self.active.append(player)
+            return player
+        if player is not None:
+            player.close()
+        player = Player.create(config, variant, startup_timeout_ms=self.startup_timeout_ms,
+                               ready_timeout_ms=self.ready_timeout_ms)
+        self.active.append(player)
+        player.start()
+        return player
+
+    def kill_active(self) -> None:
+        """End the running game at once (from another thread): its engines are killed."""
+        for player in list(self.active):
+            player.kill()
+
+    def release(self, player: Player, variant: str, healthy: bool) -> None:
+        if player in self.active:
+            self.active.remove(player)
+        if not healthy or not player.alive or player.config.restart:
+            player.close()
+            return
+        key = self._key(player.config, variant)
+        old = self.players.pop(key, None)
+        if old is not None:
+            old.close()
+        self.players[key] = player
+
+    def close(self) -> None:
+        for player in self.players.values():
+            player.close()
+        self.players.clear()
+
+
+def _cp(score: Optional[tuple[str, int]]) -> Optional[int]:
+    if score is None:
+        return None
+    kind, value = score
+    if kind == "mate":
+        return MATE_CP if value > 0 else -MATE_CP
+    return value
+
+
+class _Adjudicator:
+    """cutechess's draw and resign rules over the scores the engines report with their moves
+    (a move without a score breaks every streak)."""
+
+    def __init__(self, rules):
+        self.rules = rules
+        self.draw_streak = 0
+        self.losing_streak = [0, 0]
+        self.winning_streak = [0, 0]
+
+    def after_move(self, side: int, score: Optional[tuple[str, int]], plies_played: int
+                   ) -> Optional[tuple[Optional[int], str]]:
+        rules = self.rules
+        cp = _cp(score)
+        if rules.draw_movecount and rules.draw_score is not None:
+            quiet = cp is not None and abs(cp) <= rules.draw_score
+            self.draw_streak = self.draw_streak + 1 if quiet else 0
+            if (plies_played // 2 >= (rules.draw_movenumber or 0)
+                    and self.draw_streak >= 2 * rules.draw_movecount):
+                return None, "Draw by adjudication"
+        if rules.resign_movecount and rules.resign_score is not None:
+            losing = cp is not None and cp <= -rules.resign_score
+            winning = cp is not None and cp >= rules.resign_score
+            self.losing_streak[side] = self.losing_streak[side] + 1 if losing else 0
+            self.winning_streak[side] = self.winning_streak[side] + 1 if winning else 0
+            if self.losing_streak[side] >= rules.resign_movecount and (
+                    not rules.resign_twosided
+                    or self.winning_streak[1 - side] >= rules.resign_movecount):
+                return 1 - side, f"{SIDE_NAMES[1 - side]} wins by adjudication"
+        return None
+
+
+def _reason_for_rules(result: GameResult) -> str:
+    if result.winner is None:
+        return f"Draw ({result.reason})"
+    return f"{SIDE_NAMES[result.winner]} wins ({result.reason})"
+
+
+def _legal_reply(position: Position, reply: Reply, protocol: str):
+    """The move an engine's reply names, or a MoveError-style message."""
+    text = reply.move.strip()
+    try:
+        move = position.parse_move(text)
+    except GameError as error:
+        return None, str(error)
+    written = position.gtp_move(move) if protocol == "gtp" else position.format_move(move)
+    if written.lower() != text.lower():
+        return None, f"'{text}' is not in {protocol.upper()} notation (expected '{written}')"
+    return move, None
+
+
+def play_game(job: GameJob, pool: EnginePool, stop_requested=lambda: False) -> GameRecord:
+    started = time.monotonic()
+    started_at = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+    game = pool.game(job.variant, job.board)
+    configs = (job.white, job.black)
+    names = [job.white.name, job.black.name]
+    moves: list[MoveRecord] = []
+    vertices: list[str] = []  # the same moves as GTP writes them
+
+    def finish(result: str, reason: str, termination: str, failed: Optional[str] = None,
+               failed_side: Optional[int] = None, start_fen: str = "") -> GameRecord:
+        ids = (job.white_id, job.black_id)
+        return GameRecord(job, result, reason, termination, moves, start_fen, started_at,
+                          int((time.monotonic() - started) * 1000), names[0], names[1], failed,
+                          ids[failed_side] if failed_side is not None else None)
+
+    def loss(side: int, reason: str, termination: str, failed: Optional[str] = None,
+             start_fen: str = "") -> GameRecord:
+        return finish("0-1" if side == 0 else "1-0", reason, termination, failed, side, start_fen)
+
+    # The opening is the referee's business: a bad one is the match's fault, not an engine's.
+    try:
+        position = game.parse_position(job.opening.fen) if job.opening.fen \
+            else game.start_position()
+    except GameError as error:
+        return finish("*", f"Bad opening: {error}", "abandoned")
+    start_fen = position.fen()
+    for text in job.opening.moves:
+        try:
+            move = position.parse_move(text)
+        except GameError as error:
+            return finish("*", f"Bad opening move: {error}", "abandoned", start_fen=start_fen)
+        moves.append(MoveRecord(position.format_move(move), position.pgn_move(move)))
+        vertices.append(position.gtp_move(move).lower())
+        position = position.play(move)
+    if position.result(claim_draw=True) is not None:
+        return finish("*", "The opening ends the game", "abandoned", start_fen=start_fen)
+
+    players: list[Optional[Player]] = [None, None]
+    healthy = [True, True]
+    try:
+        for side in (0, 1):
+            try:
+                players[side] = pool.acquire(configs[side], job.variant)
+                if players[side].engine_name and names[side] == "":
+                    names[side] = players[side].engine_name
+            except EngineError as error:
+                healthy[side] = False
+                return loss(side, f"{SIDE_NAMES[side]} fails to start: {error}", "abandoned",
+                            "startup", start_fen)
+        fen_for_engines = job.opening.fen
+        for side in (0, 1):
+            try:
+                players[side].new_game(fen_for_engines, job.board)
+            except EngineError as error:
+                healthy[side] = False
+                return _engine_failure(loss, side, error, start_fen)
+        return _play(job, game, position, start_fen, players, healthy, moves, vertices, loss,
+                     finish, stop_requested)
+    finally:
+        for side in (0, 1):
+            if players[side] is not None:
+                if not healthy[side]:
+                    players[side].kill()
+                pool.release(players[side], job.variant, healthy[side])
+
+
+def _engine_failure(loss, side: int, error: EngineError, start_fen: str) -> GameRecord:
+    name = SIDE_NAMES[side]
+    if isinstance(error, EngineDisconnected):
+        return loss(side, f"{name} disconnects", "abandoned", "disconnect", start_fen)
+    if isinstance(error, EngineTimeout):
+        return loss(side, f"{name}'s connection stalls: {error}", "abandoned", "timeout",
+                    start_fen)
+    return loss(side, f"{name} makes a protocol error: {error}", "rules infraction", None,
+                start_fen)
+
+
+def _play(job: GameJob, game: Game, position: Position, start_fen: str, players, healthy,
+          moves: list[MoveRecord], vertices: list[str], loss, finish, stop_requested
+          ) -> GameRecord:
+    configs = (job.white, job.black)
+    clocks = [Clock(configs[side].tc, configs[side].timemargin_ms,
+                    preincrement=configs[side].protocol != "ugi") for side in (0, 1)]
+    rules = job.adjudication
+    adjudicator = _Adjudicator(rules)
+    texts = [m.text for m in moves]
+    while True:
+        over = position.result(claim_draw=True)
+        if over is not None:
+            result = over.pgn
+            return finish(result, _reason_for_rules(over), "normal", start_fen=start_fen)
+        if rules.maxmoves and position.ply >= 2 * rules.maxmoves:
+            return finish("1/2-1/2", "Draw by adjudication: maximum number of moves",
+                          "adjudication", start_fen=start_fen)
+        if rules.solved:
+            proven = game.prove(position, rules.solve_nodes)
+            if proven is not None:
+                reason = (f"Draw by adjudication: {proven.reason}" if proven.winner is None else
+                          f"{SIDE_NAMES[proven.winner]} wins by adjudication: {proven.reason}")
+                return finish(proven.pgn, reason, "adjudication", start_fen=start_fen)
+        if stop_requested():
+            return finish("*", "The match was stopped", "unterminated", start_fen=start_fen)
+        side = position.side_to_move
+        player, clock = players[side], clocks[side]
+        protocol = configs[side].protocol
+        wait_ms = clock.deadline_ms(HANG_GRACE_MS)
+        hang_deadline = time.monotonic_ns() + int(
+            (wait_ms if wait_ms is not None else UNBOUNDED_MOVE_TIMEOUT_MS) * 1_000_000)
+        try:
+            reply = player.go(job.opening.fen, vertices if protocol == "gtp" else texts, side,
+                              clocks, hang_deadline)
+        except EngineError as error:
+            healthy[side] = False
+            if stop_requested():  # the runner killed it to stop the match
+                return finish("*", "The match was stopped", "unterminated", start_fen=start_fen)
+            if not isinstance(error, EngineTimeout):
+                return _engine_failure(loss, side, error, start_fen)
+            clock.stop()
+            return loss(side, f"{SIDE_NAMES[side]} loses on time", "time forfeit", "timeout",
+                        start_fen)
+        if clock.flagged:
+            return loss(side, f"{SIDE_NAMES[side]} loses on time", "time forfeit", None,
+                        start_fen)
+        move, problem = _legal_reply(position, reply, protocol)
+        if move is None:
+            return loss(side, f"{SIDE_NAMES[side]} makes an illegal move: {problem}",
+                        "illegal move", None, start_fen)
+        moves.append(MoveRecord(position.format_move(move), position.pgn_move(move),
+                                reply.elapsed_ms, reply.score, reply.depth))
+        texts.append(position.format_move(move))
+        vertices.append(position.gtp_move(move).lower())
+        position = position.play(move)
+        verdict = adjudicator.after_move(side, reply.score, position.ply)
+        if verdict is not None and position.result(claim_draw=True) is None:
+            winner, reason = verdict
+            result = "1/2-1/2" if winner is None else ("1-0" if winner == 0 else "0-1")
+            return finish(result, reason, "adjudication", start_fen=start_fen)
+

@@ -1,0 +1,129 @@
+"""The match database: every finished game in SQLite the moment it ends, so a match resumes.
+
+Tables: `meta(key, value)` holds the match settings (JSON), the seed and the PGN file's length
+before the match first wrote to it; `games` holds one row per finished game, keyed by its
+schedule number, with the whole record as JSON and the PGN text. Each game is one transaction
+with `synchronous=FULL` in rollback-journal mode, so a SIGKILL at any instant leaves either the
+whole game or none of it. The PGN file is derived data: on resume it is cut back to its length
+before the match and rewritten from the database, so a kill between the database commit and the
+PGN write can neither lose nor duplicate a game.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from pathlib import Path
+from typing import Optional
+
+from tournaments.records import GameRecord
+
+SCHEMA_VERSION = 1
+
+
+class StorageError(RuntimeError):
+    pass
+
+
+class MatchStore:
+    def __init__(self, path: str):
+        self.path = path
+        try:
+            self.db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+            self.db.execute("PRAGMA journal_mode=DELETE")
+            self.db.execute("PRAGMA synchronous=FULL")
+            self.db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
+            self.db.execute(
+                "CREATE TABLE IF NOT EXISTS games (idx INTEGER PRIMARY KEY, round INTEGER, "
+                "white TEXT, black TEXT, result TEXT, reason TEXT, termination TEXT, "
+                "opening TEXT, moves TEXT, started_at TEXT, duration_ms INTEGER, "
+                "record TEXT NOT NULL, pgn TEXT NOT NULL, finished_order INTEGER)")
+        except sqlite3.Error as error:
+            raise StorageError(f"cannot open the match database '{path}': {error}") from None
+
+    # --- settings -----------------------------------------------------------------------------
+    def get_meta(self, key: str) -> Optional[str]:
+        row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def set_meta(self, key: str, value: str) -> None:
+        self.db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
+
+    def bind_settings(self, settings: dict) -> bool:
+        """Record the match settings, or check them against the recorded ones; True when the
+        database already held this match (a resume). A different match is an error: resuming
+        it with other engines or limits would mix two experiments in one result."""
+        text = json.dumps(settings, sort_keys=True)
+        recorded = self.get_meta("settings")
+        if recorded is None:
+            self.db.execute("BEGIN IMMEDIATE")
+            self.set_meta("schema", str(SCHEMA_VERSION))
+            self.set_meta("settings", text)
+            self.db.execute("COMMIT")
+            return False
+        if recorded != text:
+            old = json.loads(recorded)
+            changed = sorted(key for key in set(old) | set(settings)
+                             if old.get(key) != settings.get(key))
+            raise StorageError(f"'{self.path}' holds another match (it differs in: "
+                               f"{', '.join(changed)}); use a new -db file")
+        return True
+
+    # --- games --------------------------------------------------------------------------------
+    def finished_indices(self) -> set[int]:
+        return {row[0] for row in self.db.execute("SELECT idx FROM games")}
+
+    def records(self) -> list[GameRecord]:
+        rows = self.db.execute("SELECT record FROM games ORDER BY finished_order, idx")
+        return [GameRecord.from_dict(json.loads(row[0])) for row in rows]
+
+    def pgn_texts(self) -> list[str]:
+        return [row[0] for row in
+                self.db.execute("SELECT pgn FROM games ORDER BY finished_order, idx")]
+
+    def add(self, record: GameRecord, pgn: str) -> bool:
+        """Store a finished game; False (and nothing written) when its number is already in."""
+        job = record.job
+        try:
+            self.db.execute("BEGIN IMMEDIATE")
+            order = self.db.execute("SELECT COALESCE(MAX(finished_order), 0) + 1 FROM games"
+                                    ).fetchone()[0]
+            self.db.execute(
+                "INSERT OR IGNORE INTO games (idx, round, white, black, result, reason, "
+                "termination, opening, moves, started_at, duration_ms, record, pgn, "
+                "finished_order) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (job.index, job.round, record.white_name, record.black_name, record.result,
+                 record.reason, record.termination, json.dumps(job.opening.to_dict()),
+                 " ".join(move.text for move in record.moves), record.started_at,
+                 record.duration_ms, json.dumps(record.to_dict()), pgn, order))
+            added = self.db.execute("SELECT changes()").fetchone()[0] == 1
+            self.db.execute("COMMIT")
+            return added
+        except sqlite3.Error as error:
+            try:
+                self.db.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass
+            raise StorageError(f"cannot store game {job.index} in '{self.path}': {error}") from None
+
+    # --- the PGN file ---------------------------------------------------------------------------
+    def restore_pgn(self, pgn_path: str) -> None:
+        """Make the PGN file its pre-match content followed by exactly the stored games."""
+        path = Path(pgn_path)
+        base_text = self.get_meta(f"pgn_base:{os.path.abspath(pgn_path)}")
+        current = path.stat().st_size if path.exists() else 0
+        if base_text is None:
+            self.set_meta(f"pgn_base:{os.path.abspath(pgn_path)}", str(current))
+            base = current
+        else:
+            base = min(int(base_text), current)
+        games = "".join(self.pgn_texts())
+        with open(path, "ab") as handle:
+            handle.truncate(base)
+            handle.write(games.encode("utf-8"))
+            handle.flush()
+            os.fsync(handle.fileno())
+
+    def close(self) -> None:
+        self.db.close()
