@@ -29,7 +29,7 @@ USAGE = """usage: mallard match -variant duck|cfour
 """
 
 ENGINE_KEYS = ("cmd", "arg", "name", "proto", "tc", "st", "depth", "nodes", "timemargin",
-               "restart", "dir", "ponder")
+               "restart", "dir")
 _FLAG_OPTIONS = {"-repeat", "-recover"}
 
 
@@ -42,7 +42,7 @@ def _pairs(tokens: list[str], option: str) -> list[tuple[str, str]]:
     for token in tokens:
         key, sep, value = token.partition("=")
         if not sep:
-            if option in ("-adjudicate",) or token == "ponder":
+            if option == "-adjudicate":
                 pairs.append((token, ""))
                 continue
             raise UsageError(f"{option}: expected KEY=VALUE, got '{token}'")
@@ -122,8 +122,7 @@ def _engine_config(settings: list[tuple[str, str]], index: int):
         return EngineConfig(name=name, command=command, protocol=fields.get("proto", "uci"),
                             options=options, tc=tc,
                             timemargin_ms=_int("timemargin", fields.get("timemargin", "0")),
-                            restart=restart == "on", workdir=fields.get("dir"),
-                            ponder="ponder" in fields)
+                            restart=restart == "on", workdir=fields.get("dir"))
     except ValueError as error:
         raise UsageError(str(error)) from None
 
@@ -369,7 +368,7 @@ class RichProgress:
         self.bar.start()
 
     def print(self, text: str) -> None:
-        self.bar.console.print(text, markup=False, highlight=False)
+        self.bar.console.print(text, markup=False, highlight=False, soft_wrap=True)
 
     def advance(self, match) -> None:
         score = ""

@@ -242,6 +242,8 @@ class Match:
         if score is None:
             return
         self.wdl = self.standings[0].wdl
+        if not (self.repeat or not self.openings):
+            return  # consecutive games with different openings are not a pair
         pair = self._pair_scores.setdefault(job.pair, {})
         pair[job.index] = score
         if len(pair) == 2:

@@ -58,7 +58,6 @@ class EngineConfig:
     timemargin_ms: int = 0
     restart: bool = False
     workdir: Optional[str] = None
-    ponder: bool = False
 
     def __post_init__(self):
         if self.protocol not in PROTOCOLS:
@@ -71,7 +70,7 @@ class EngineConfig:
         return {"name": self.name, "command": list(self.command), "protocol": self.protocol,
                 "options": dict(self.options), "tc": self.tc.to_dict(),
                 "timemargin_ms": self.timemargin_ms, "restart": self.restart,
-                "workdir": self.workdir, "ponder": self.ponder}
+                "workdir": self.workdir}
 
     @classmethod
     def from_dict(cls, data: dict) -> "EngineConfig":
@@ -307,8 +306,8 @@ class UciPlayer(Player):
         for name, value in self.config.options.items():
             process.send(f"setoption name {name} value {value}"
                          if value != "" else f"setoption name {name}")
-        if "ponder" in self.declared:
-            process.send(f"setoption name Ponder value {'true' if self.config.ponder else 'false'}")
+        if "ponder" in self.declared:  # the runner never sends `go ponder`
+            process.send("setoption name Ponder value false")
 
     def ready(self, timeout_ms: int) -> None:
         self.process.send("isready")

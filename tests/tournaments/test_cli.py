@@ -124,3 +124,11 @@ def test_sigkill_mid_match_then_resume_gives_every_game_exactly_once(tmp_path):
     other = mallard_match(*[a if a != "8" else "10" for a in args], timeout=60)
     assert other.returncode == 2 and "holds another match" in other.stderr
     assert _games_in(db) == list(range(1, 9))
+
+
+def test_the_progress_bar_keeps_every_line_whole():
+    done = mallard_match("-variant", "duck", *engine_args("a-long-engine-name-" * 3),
+                         *engine_args("b"), "-games", "2", "-maxmoves", "4", "-progress", "on")
+    assert done.returncode == 0, done.stderr
+    finished = [line for line in done.stdout.splitlines() if line.startswith("Finished game")]
+    assert len(finished) == 2 and all(line.endswith("}") for line in finished)

@@ -188,3 +188,79 @@ def test_solved_adjudication_ends_connect_four_with_the_proven_result():
     expected = "1/2-1/2" if value == 0 else ("1-0" if (value > 0) == (position.side_to_move == 0)
                                              else "0-1")
     assert record.result == expected
+
+
+def test_sprt_stops_the_match_once_h1_is_accepted():
+    from tournaments import Sprt
+
+    match = run("cfour", [mallard("solver", tc="st=0.05"), scripted("random")], games=40,
+                repeat=True, sprt=Sprt(0, 200, model="bayesian"))
+    assert match.sprt_status == "H1" and match.stop_reason == "SPRT: H1 was accepted"
+    played = len(match.records)
+    assert 7 <= played < 40
+    wdl = match.wdl
+    llr = match.sprt_llr()
+    assert llr >= match.sprt.upper_bound
+    assert match.sprt.cutechess_line(llr).endswith(" - H1 was accepted")
+    # the decision came with the first game that crossed the bound, not later
+    assert Sprt(0, 200, model="bayesian").status(
+        Sprt(0, 200, model="bayesian").llr_trinomial(wdl.wins - 1, wdl.losses, wdl.draws)
+    ) == "continue" or played == 7
+
+
+def test_an_executor_that_ships_jobs_as_json_plugs_in():
+    """The executor interface carries only JSON-ready jobs and records: a remote executor would
+    serialise exactly like this."""
+    import json
+    from concurrent.futures import Future
+
+    from tournaments.executors import Executor, LocalExecutor
+    from tournaments.records import GameJob, GameRecord
+
+    class WireExecutor(Executor):
+        capacity = 2
+
+        def __init__(self):
+            self.inner = LocalExecutor(2)
+            self.shipped = []
+
+        def submit(self, job):
+            wire = json.dumps(job.to_dict())
+            self.shipped.append(wire)
+            result: Future = Future()
+
+            def back(done):
+                result.set_result(GameRecord.from_dict(json.loads(json.dumps(
+                    done.result().to_dict()))))
+
+            self.inner.submit(GameJob.from_dict(json.loads(wire))).add_done_callback(back)
+            return result
+
+        def request_stop(self, kill=False):
+            self.inner.request_stop(kill)
+
+        def close(self):
+            self.inner.close()
+
+    executor = WireExecutor()
+    match = run("duck", [scripted("a"), scripted("b")], games=4, executor=executor,
+                adjudication=Adjudication(maxmoves=6))
+    assert len(executor.shipped) == 4 and sorted(r.index for r in match.records) == [1, 2, 3, 4]
+    for record in match.records:
+        replay(record)
+
+
+def test_three_engines_round_robin_and_gauntlet():
+    trio = [scripted("a"), scripted("b"), scripted("c")]
+    rules = Adjudication(maxmoves=4)
+    match = run("duck", trio, games=2, adjudication=rules)
+    assert len(match.records) == 6
+    pairs = sorted(tuple(sorted((r.white_name, r.black_name))) for r in match.records)
+    assert pairs == [("a", "b"), ("a", "b"), ("a", "c"), ("a", "c"), ("b", "c"), ("b", "c")]
+    assert [s.wdl.games for s in match.standings] == [4, 4, 4]
+    from protocol.match_cli import ranking_lines
+
+    lines = ranking_lines(match)
+    assert lines[0].split()[:3] == ["Rank", "Name", "Elo"] and len(lines) == 4
+    gauntlet = run("duck", trio, games=2, tournament="gauntlet", adjudication=rules)
+    assert [s.wdl.games for s in gauntlet.standings] == [4, 2, 2]
