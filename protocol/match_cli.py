@@ -25,7 +25,8 @@ USAGE = """usage: mallard match -variant duck|cfour
     [-maxmoves N] [-adjudicate solved [nodes=N]]
     [-sprt elo0=E0 elo1=E1 [alpha=A] [beta=B] [model=bayesian|logistic|normalized]]
     [-report penta=true] [-pgnout FILE] [-db FILE.sqlite] [-recover] [-ratinginterval N]
-    [-event NAME] [-site NAME] [-json FILE|-] [-startuptimeout SECONDS] [-progress on|off]
+    [-event NAME] [-site NAME] [-json FILE|-] [-startuptimeout SECONDS] [-stalltimeout SECONDS]
+    [-progress on|off]
 """
 
 ENGINE_KEYS = ("cmd", "arg", "name", "proto", "tc", "st", "depth", "nodes", "timemargin",
@@ -81,6 +82,29 @@ def _int(option: str, text: str, minimum: int = 0) -> int:
     return value
 
 
+def _require(option: str, given: dict, keys: tuple[str, ...]) -> None:
+    missing = [key for key in keys if key not in given]
+    if missing:
+        raise UsageError(f"{option} needs {', '.join(key + '=' for key in missing)}")
+
+
+def _seconds(option: str, text: str) -> int:
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = -1.0
+    if not 0 < seconds < 1e7:
+        raise UsageError(f"{option} takes a positive number of seconds, not '{text}'")
+    return int(seconds * 1000)
+
+
+def _writable(option: str, path: str) -> str:
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder) or not os.access(folder, os.W_OK) or os.path.isdir(path):
+        raise UsageError(f"{option}: cannot write '{path}'")
+    return path
+
+
 def _one(option: str, values: list[str]) -> str:
     if len(values) != 1:
         raise UsageError(f"{option} takes one value")
@@ -104,9 +128,12 @@ def _engine_config(settings: list[tuple[str, str]], index: int):
         else:
             raise UsageError(f"-engine: unknown setting '{key}' "
                              f"(known: {', '.join(ENGINE_KEYS)}, option.NAME)")
-    if "cmd" not in fields:
+    if not fields.get("cmd", "").strip():
         raise UsageError(f"engine {index + 1} has no cmd=")
-    command = shlex.split(fields["cmd"]) + arguments
+    try:
+        command = shlex.split(fields["cmd"]) + arguments
+    except ValueError as error:
+        raise UsageError(f"engine {index + 1}: cmd={fields['cmd']}: {error}") from None
     name = fields.get("name") or os.path.basename(command[0])
     if "tc" in fields and "st" in fields:
         raise UsageError(f"engine '{name}': give tc= or st=, not both")
@@ -195,22 +222,21 @@ def build_match(argv: list[str], reporter=None):
         elif option == "-pgnout":
             if not values:
                 raise UsageError("-pgnout needs a file")
-            kwargs["pgn_out"] = values[0]
+            kwargs["pgn_out"] = _writable(option, values[0])
         elif option == "-db":
-            kwargs["db"] = _one(option, values)
+            kwargs["db"] = _writable(option, _one(option, values))
         elif option in ("-event", "-site"):
             kwargs[option[1:]] = " ".join(values)
         elif option == "-json":
             extras["json"] = _one(option, values)
+            if extras["json"] != "-":
+                _writable(option, extras["json"])
         elif option == "-ratinginterval":
             extras["ratinginterval"] = _int(option, _one(option, values))
         elif option == "-progress":
             extras["progress"] = _one(option, values) == "on"
-        elif option == "-startuptimeout":
-            try:
-                kwargs["startup_timeout_ms"] = int(float(_one(option, values)) * 1000)
-            except ValueError:
-                raise UsageError("-startuptimeout takes seconds") from None
+        elif option in ("-startuptimeout", "-stalltimeout"):
+            kwargs[f"{option[1:-7]}_timeout_ms"] = _seconds(option, _one(option, values))
         elif option in ("-h", "-help", "--help"):
             raise UsageError(USAGE)
         else:
@@ -233,13 +259,14 @@ def build_match(argv: list[str], reporter=None):
         if kwargs["opening_order"] not in ("sequential", "random"):
             raise UsageError("-openings order= takes sequential or random")
     if draw:
-        adjudication.update(draw_movenumber=_int("-draw movenumber", draw.get("movenumber", "0")),
-                            draw_movecount=_int("-draw movecount", draw.get("movecount", "1"), 1),
-                            draw_score=_int("-draw score", draw.get("score", "0")))
+        _require("-draw", draw, ("movenumber", "movecount", "score"))
+        adjudication.update(draw_movenumber=_int("-draw movenumber", draw["movenumber"], 1),
+                            draw_movecount=_int("-draw movecount", draw["movecount"], 1),
+                            draw_score=_int("-draw score", draw["score"]))
     if resign:
-        adjudication.update(resign_movecount=_int("-resign movecount",
-                                                  resign.get("movecount", "1"), 1),
-                            resign_score=_int("-resign score", resign.get("score", "0")),
+        _require("-resign", resign, ("movecount", "score"))
+        adjudication.update(resign_movecount=_int("-resign movecount", resign["movecount"], 1),
+                            resign_score=_int("-resign score", resign["score"]),
                             resign_twosided=resign.get("twosided", "false") == "true")
     sprt = None
     if sprt_spec is not None:
@@ -401,7 +428,7 @@ def main(argv: list[str], out: TextIO = sys.stdout) -> int:
             progress = None
     try:
         match.run()
-    except StorageError as error:
+    except (StorageError, OSError) as error:
         if progress is not None:
             progress.close()
         print(f"mallard match: {error}", file=sys.stderr)

@@ -15,7 +15,7 @@ import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 
 from tournaments.records import GameJob, GameRecord
-from tournaments.referee import EnginePool, play_game
+from tournaments.referee import DEFAULT_STALL_TIMEOUT_MS, EnginePool, play_game
 
 
 class Executor(abc.ABC):
@@ -38,12 +38,14 @@ class Executor(abc.ABC):
 
 class LocalExecutor(Executor):
     def __init__(self, concurrency: int = 1, startup_timeout_ms: int = 20_000,
-                 ready_timeout_ms: int = 120_000):
+                 ready_timeout_ms: int = 120_000,
+                 stall_timeout_ms: int = DEFAULT_STALL_TIMEOUT_MS):
         if concurrency < 1:
             raise ValueError("concurrency must be at least 1")
         self.capacity = concurrency
         self._timeouts = {"startup_timeout_ms": startup_timeout_ms,
-                          "ready_timeout_ms": ready_timeout_ms}
+                          "ready_timeout_ms": ready_timeout_ms,
+                          "stall_timeout_ms": stall_timeout_ms}
         self._threads = ThreadPoolExecutor(max_workers=concurrency,
                                            thread_name_prefix="mallard-game")
         self._local = threading.local()

@@ -24,6 +24,7 @@ from tournaments.executors import Executor, LocalExecutor
 from tournaments.pgn import game_pgn
 from tournaments.players import EngineConfig
 from tournaments.records import Adjudication, GameJob, GameRecord, Opening
+from tournaments.referee import DEFAULT_STALL_TIMEOUT_MS
 from tournaments.schedule import Slot, make_schedule
 from tournaments.stats import PentaStats, Sprt, WdlStats
 from tournaments.storage import MatchStore
@@ -81,6 +82,7 @@ class Match:
     board: Optional[tuple[int, int]] = None
     startup_timeout_ms: int = 20_000
     ready_timeout_ms: int = 120_000
+    stall_timeout_ms: int = DEFAULT_STALL_TIMEOUT_MS
 
     def __post_init__(self):
         if len(self.engines) < 2:
@@ -138,7 +140,7 @@ class Match:
     def run(self) -> "Match":
         store = MatchStore(self.db) if self.db else None
         executor = self.executor or LocalExecutor(self.concurrency, self.startup_timeout_ms,
-                                                  self.ready_timeout_ms)
+                                                  self.ready_timeout_ms, self.stall_timeout_ms)
         try:
             seed = self._seed(store)
             finished: set[int] = set()
@@ -156,9 +158,9 @@ class Match:
                 self.stop_reason = f"SPRT: {self.sprt_status} was accepted"
             pending = [job for job in self.jobs(seed) if job.index not in finished]
             self._drive(pending, executor, store)
-        except KeyboardInterrupt:
-            self.stop_reason = "interrupted"
-            executor.request_stop(kill=True)
+        except BaseException:
+            self.stop_reason = self.stop_reason or "interrupted"
+            executor.request_stop(kill=True)  # do not wait for running games to end
             raise
         finally:
             executor.close()

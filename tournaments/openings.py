@@ -98,7 +98,7 @@ def read_openings(path: str, game: Game, fmt: str = "epd", plies: Optional[int] 
                 move = position.parse_move(text_move)
                 protocol_moves.append(position.format_move(move))
                 position = position.play(move)
-        except GameError as error:
+        except (GameError, ValueError, OverflowError) as error:
             raise OpeningError(f"{path}:{number}: {error}") from None
         if position.result(claim_draw=True) is not None:
             raise OpeningError(f"{path}:{number}: the opening ends the game")

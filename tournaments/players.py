@@ -168,21 +168,22 @@ class EngineProcess:
 
     def kill(self) -> None:
         """Kill the engine and everything it started (it runs in its own process group)."""
-        if self.process.poll() is None:
-            try:
-                os.killpg(self.process.pid, signal.SIGKILL)
-            except (OSError, AttributeError):
+        try:
+            os.killpg(self.process.pid, signal.SIGKILL)  # also helpers the leader left behind
+        except (OSError, AttributeError):
+            if self.process.poll() is None:
                 self.process.kill()
         try:
             self.process.wait(5)
         except subprocess.TimeoutExpired:
             pass
         self.ended = True
-        for stream in (self.process.stdin, self.process.stdout):
-            try:
-                stream.close()
-            except (OSError, ValueError):
-                pass
+        # stdout stays open: closing it would wait for the reader thread's blocked read, which
+        # only ends when every process holding the pipe has gone. The reader ends at EOF.
+        try:
+            self.process.stdin.close()
+        except (OSError, ValueError):
+            pass
 
     def close(self, quit_command: str, grace_s: float = 2.0) -> None:
         """Ask politely, then kill."""
@@ -274,7 +275,9 @@ class Player:
         raise NotImplementedError
 
     def go(self, start_fen: Optional[str], moves: list[str], side: int, clocks: list[Clock],
-           hang_deadline_ns: Optional[int]) -> Reply:
+           wait_ms: Optional[int]) -> Reply:
+        """Ask for a move; `wait_ms` bounds the wait from the moment the clock starts. An
+        EngineTimeout with the clock running is a time loss; one before it is a stall."""
         raise NotImplementedError
 
 
@@ -331,7 +334,7 @@ class UciPlayer(Player):
         return "go " + " ".join(f"{key} {value}" for key, value in fields.items()) \
             if fields else "go infinite"
 
-    def go(self, start_fen, moves, side, clocks, hang_deadline_ns) -> Reply:
+    def go(self, start_fen, moves, side, clocks, wait_ms) -> Reply:
         process = self.process
         process.send(self.position_command(start_fen, moves))
         command = self.go_command(side, clocks)
@@ -352,7 +355,7 @@ class UciPlayer(Player):
         clock.start()
         try:
             arrived, line = process.until(lambda text: text.split()[0] == "bestmove",
-                                          hang_deadline_ns, note)
+                                          deadline_after(wait_ms), note)
         except EngineTimeout:
             raise EngineTimeout("no 'bestmove' before its time ran out") from None
         elapsed = clock.stop(arrived)
@@ -437,7 +440,7 @@ class GtpPlayer(Player):
             # GTP has no increment: tell the main time, then the exact clock before each move.
             self.command(f"time_settings {tc.time_ms // 1000} 0 0", deadline)
 
-    def go(self, start_fen, moves, side, clocks, hang_deadline_ns) -> Reply:
+    def go(self, start_fen, moves, side, clocks, wait_ms) -> Reply:
         deadline = deadline_after(self.ready_timeout_ms)
         if self.known != moves[:len(self.known)]:
             self.command("clear_board", deadline)
@@ -451,7 +454,8 @@ class GtpPlayer(Player):
                          deadline)
         clock.start()
         try:
-            arrived, vertex = self.command(f"genmove {self.COLOURS[side]}", hang_deadline_ns)
+            arrived, vertex = self.command(f"genmove {self.COLOURS[side]}",
+                                           deadline_after(wait_ms))
         except EngineTimeout:
             raise EngineTimeout("no answer to 'genmove' before its time ran out") from None
         elapsed = clock.stop(arrived)

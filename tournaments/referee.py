@@ -24,17 +24,20 @@ from tournaments.timecontrol import Clock
 # How long past its clock (and margin) an engine may stay silent before it is killed: the time
 # loss itself is decided by the clock, this only bounds how long the runner waits for a reply.
 HANG_GRACE_MS = 1_000
-# Without any clock (depth/nodes/inf) a silent engine is declared hung after this long.
-UNBOUNDED_MOVE_TIMEOUT_MS = 300_000
+# Without any clock (depth/nodes) a silent engine is declared stalled after this long
+# (`EnginePool(stall_timeout_ms=...)`, `mallard match -stalltimeout`).
+DEFAULT_STALL_TIMEOUT_MS = 600_000
 MATE_CP = 100_000
 
 
 class EnginePool:
     """The engine processes one worker reuses from game to game, and its rules objects."""
 
-    def __init__(self, startup_timeout_ms: int = 20_000, ready_timeout_ms: int = 120_000):
+    def __init__(self, startup_timeout_ms: int = 20_000, ready_timeout_ms: int = 120_000,
+                 stall_timeout_ms: int = DEFAULT_STALL_TIMEOUT_MS):
         self.startup_timeout_ms = startup_timeout_ms
         self.ready_timeout_ms = ready_timeout_ms
+        self.stall_timeout_ms = stall_timeout_ms
         self.players: dict[tuple, Player] = {}
         self.active: list[Player] = []  # the players of the game being played
         self.games: dict[tuple, Game] = {}
@@ -61,7 +64,11 @@ class EnginePool:
         player = Player.create(config, variant, startup_timeout_ms=self.startup_timeout_ms,
                                ready_timeout_ms=self.ready_timeout_ms)
         self.active.append(player)
-        player.start()
+        try:
+            player.start()
+        except BaseException:
+            self.active.remove(player)
+            raise
         return player
 
     def kill_active(self) -> None:
@@ -106,14 +113,17 @@ class _Adjudicator:
         self.losing_streak = [0, 0]
         self.winning_streak = [0, 0]
 
-    def after_move(self, side: int, score: Optional[tuple[str, int]], plies_played: int
+    def after_move(self, side: int, score: Optional[tuple[str, int]], position: Position
                    ) -> Optional[tuple[Optional[int], str]]:
         rules = self.rules
         cp = _cp(score)
-        if rules.draw_movecount and rules.draw_score is not None:
+        if rules.draw_movenumber and rules.draw_movecount and rules.draw_score is not None:
             quiet = cp is not None and abs(cp) <= rules.draw_score
-            self.draw_streak = self.draw_streak + 1 if quiet else 0
-            if (plies_played // 2 >= (rules.draw_movenumber or 0)
+            # As cutechess: a capture or pawn move (the fifty-move counter restarts) breaks the
+            # streak, because the position has changed for good.
+            irreversible = getattr(position, "halfmove_clock", None) == 0
+            self.draw_streak = self.draw_streak + 1 if quiet and not irreversible else 0
+            if (position.ply // 2 >= rules.draw_movenumber
                     and self.draw_streak >= 2 * rules.draw_movecount):
                 return None, "Draw by adjudication"
         if rules.resign_movecount and rules.resign_score is not None:
@@ -194,7 +204,9 @@ def play_game(job: GameJob, pool: EnginePool, stop_requested=lambda: False) -> G
                 if players[side].engine_name and names[side] == "":
                     names[side] = players[side].engine_name
             except EngineError as error:
-                healthy[side] = False
+                if stop_requested():  # killed by the runner to stop the match
+                    return finish("*", "The match was stopped", "unterminated",
+                                  start_fen=start_fen)
                 return loss(side, f"{SIDE_NAMES[side]} fails to start: {error}", "abandoned",
                             "startup", start_fen)
         fen_for_engines = job.opening.fen
@@ -203,9 +215,15 @@ def play_game(job: GameJob, pool: EnginePool, stop_requested=lambda: False) -> G
                 players[side].new_game(fen_for_engines, job.board)
             except EngineError as error:
                 healthy[side] = False
+                if stop_requested():
+                    return finish("*", "The match was stopped", "unterminated",
+                                  start_fen=start_fen)
                 return _engine_failure(loss, side, error, start_fen)
         return _play(job, game, position, start_fen, players, healthy, moves, vertices, loss,
-                     finish, stop_requested)
+                     finish, stop_requested, pool.stall_timeout_ms)
+    except BaseException:
+        healthy[:] = [False, False]  # a runner bug or an interrupt: the engines' state is unknown
+        raise
     finally:
         for side in (0, 1):
             if players[side] is not None:
@@ -219,15 +237,15 @@ def _engine_failure(loss, side: int, error: EngineError, start_fen: str) -> Game
     if isinstance(error, EngineDisconnected):
         return loss(side, f"{name} disconnects", "abandoned", "disconnect", start_fen)
     if isinstance(error, EngineTimeout):
-        return loss(side, f"{name}'s connection stalls: {error}", "abandoned", "timeout",
-                    start_fen)
+        return loss(side, f"{name}'s connection stalls: {error}", "stalled connection",
+                    "timeout", start_fen)
     return loss(side, f"{name} makes a protocol error: {error}", "rules infraction", None,
                 start_fen)
 
 
 def _play(job: GameJob, game: Game, position: Position, start_fen: str, players, healthy,
-          moves: list[MoveRecord], vertices: list[str], loss, finish, stop_requested
-          ) -> GameRecord:
+          moves: list[MoveRecord], vertices: list[str], loss, finish, stop_requested,
+          stall_timeout_ms: int) -> GameRecord:
     configs = (job.white, job.black)
     clocks = [Clock(configs[side].tc, configs[side].timemargin_ms,
                     preincrement=configs[side].protocol != "ugi") for side in (0, 1)]
@@ -254,18 +272,18 @@ def _play(job: GameJob, game: Game, position: Position, start_fen: str, players,
         player, clock = players[side], clocks[side]
         protocol = configs[side].protocol
         wait_ms = clock.deadline_ms(HANG_GRACE_MS)
-        hang_deadline = time.monotonic_ns() + int(
-            (wait_ms if wait_ms is not None else UNBOUNDED_MOVE_TIMEOUT_MS) * 1_000_000)
         try:
             reply = player.go(job.opening.fen, vertices if protocol == "gtp" else texts, side,
-                              clocks, hang_deadline)
+                              clocks, wait_ms if wait_ms is not None else stall_timeout_ms)
         except EngineError as error:
             healthy[side] = False
             if stop_requested():  # the runner killed it to stop the match
                 return finish("*", "The match was stopped", "unterminated", start_fen=start_fen)
-            if not isinstance(error, EngineTimeout):
+            if not isinstance(error, EngineTimeout) or not clock.running:
                 return _engine_failure(loss, side, error, start_fen)
             clock.stop()
+            if wait_ms is None:  # no clock to lose on: the engine stalled
+                return _engine_failure(loss, side, error, start_fen)
             return loss(side, f"{SIDE_NAMES[side]} loses on time", "time forfeit", "timeout",
                         start_fen)
         if clock.flagged:
@@ -280,7 +298,7 @@ def _play(job: GameJob, game: Game, position: Position, start_fen: str, players,
         texts.append(position.format_move(move))
         vertices.append(position.gtp_move(move).lower())
         position = position.play(move)
-        verdict = adjudicator.after_move(side, reply.score, position.ply)
+        verdict = adjudicator.after_move(side, reply.score, position)
         if verdict is not None and position.result(claim_draw=True) is None:
             winner, reason = verdict
             result = "1/2-1/2" if winner is None else ("1-0" if winner == 0 else "0-1")

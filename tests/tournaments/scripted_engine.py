@@ -7,7 +7,8 @@ Behaviours: `random` (a random legal move), `first` (the first legal move in pyf
 `illegal` (an illegal move at its N-th `go`), `garbage` (an unparsable `bestmove` line at its
 N-th go), `crash` (exits at its N-th go), `hang` (never answers its N-th go), `slow` (sleeps
 `--delay` seconds before each move), `slowstart` (sleeps `--delay` before the handshake
-answer), `mute` (never answers the handshake), `san` (answers in SAN instead of UCI notation).
+answer), `mute` (never answers the handshake), `san` (answers in SAN instead of UCI notation),
+`slowplay` (GTP: sleeps `--delay` before acknowledging each `play`).
 `--score CP` makes it report that score with every move (for adjudication tests).
 """
 
@@ -118,6 +119,8 @@ def main() -> None:
                 moves = []
             say(f"={ident}\n")
         elif command == "play":
+            if args.behaviour == "slowplay":
+                time.sleep(args.delay)
             column = tokens[2].lower()
             height = sum(1 for move in moves if move[2] == column) + 1
             moves.append(f"P@{column}{height}")

@@ -71,6 +71,14 @@ def test_output_lines_json_and_pgn(tmp_path):
      "unknown option '-frobnicate'"),
     (["-engine", "cmd=x", "st=1", "-engine", "cmd=y", "st=1", "-openings", "file=/nonexistent"],
      "cannot read openings"),
+    (["-engine", "cmd=", "st=1", "-engine", "cmd=y", "st=1"], "no cmd="),
+    (["-engine", "cmd='x", "st=1", "-engine", "cmd=y", "st=1"], "No closing quotation"),
+    (["-engine", "cmd=x", "st=1", "-engine", "cmd=y", "st=1", "-startuptimeout", "inf"],
+     "positive number of seconds"),
+    (["-engine", "cmd=x", "st=1", "-engine", "cmd=y", "st=1", "-pgnout", "/nonexistent/x.pgn"],
+     "cannot write"),
+    (["-engine", "cmd=x", "st=1", "-engine", "cmd=y", "st=1", "-draw", "movecount=2"],
+     "-draw needs movenumber=, score="),
 ])
 def test_usage_errors_are_one_clear_line(args, message):
     done = mallard_match(*args, timeout=60)

@@ -140,17 +140,73 @@ def test_a_slow_starter_plays_and_a_mute_engine_fails_to_start():
     assert all("fails to start" in r.reason for r in match.records)
 
 
+def _cutechess_draw_ply(record, movenumber, movecount, score_limit):
+    """The ply after which cutechess's -draw rule fires, from pyffish's halfmove clocks."""
+    fen = record.start_fen or pyffish.start_fen("duck")
+    texts, streak = [], 0
+    for ply, move in enumerate(record.moves, start=1):
+        texts.append(move.text)
+        halfmove_clock = int(pyffish.get_fen("duck", fen, texts).split()[4])
+        quiet = move.score is not None and abs(move.score[1]) <= score_limit
+        streak = streak + 1 if quiet and halfmove_clock != 0 else 0
+        if ply // 2 >= movenumber and streak >= 2 * movecount:
+            return ply
+    return None
+
+
 def test_draw_and_resign_adjudication_use_the_reported_scores():
     quiet = [scripted("a", score=5), scripted("b", score=-3)]
-    rules = Adjudication(draw_movenumber=3, draw_movecount=2, draw_score=10)
-    record = run("duck", quiet, games=1, adjudication=rules).records[0]
-    assert record.result == "1/2-1/2" and record.reason == "Draw by adjudication"
-    assert len(record.moves) == 6  # from move 3 on, two moves each within 10 cp
+    rules = Adjudication(draw_movenumber=3, draw_movecount=2, draw_score=10, maxmoves=60)
+    for _ in range(3):
+        record = run("duck", quiet, games=1, adjudication=rules).records[0]
+        expected = _cutechess_draw_ply(record, 3, 2, 10)
+        if record.reason == "Draw by adjudication":
+            assert record.result == "1/2-1/2" and expected == len(record.moves)
+        else:
+            assert expected is None
+    noisy = [scripted("a", score=5), scripted("b", score=-30)]
+    record = run("duck", noisy, games=1, adjudication=rules).records[0]
+    assert record.reason != "Draw by adjudication"
     losing = [scripted("a", score=50), scripted("b", score=-900)]
     rules = Adjudication(resign_movecount=3, resign_score=800)
     record = run("duck", losing, games=1, adjudication=rules).records[0]
     assert record.result == "1-0" and record.reason == "White wins by adjudication"
     assert len(record.moves) == 6
+    twosided = Adjudication(resign_movecount=3, resign_score=800, resign_twosided=True,
+                            maxmoves=10)
+    record = run("duck", losing, games=1, adjudication=twosided).records[0]
+    assert record.reason != "White wins by adjudication"  # White never claimed +800
+
+
+def test_a_slow_gtp_play_is_not_charged_to_the_clock():
+    engines = [scripted("quick", protocol="gtp"),
+               scripted("slowplay", "slowplay", protocol="gtp", delay=0.4, tc="st=0.2")]
+    record = run("cfour", engines, games=1).records[0]
+    assert record.termination == "normal", record.reason
+    replay(record)
+
+
+def test_a_stalled_engine_without_a_clock_loses_and_the_match_goes_on():
+    from tournaments.referee import EnginePool, play_game
+    from tournaments.records import GameJob
+
+    hanger = scripted("hanger", "hang", at=1, tc="depth=3")
+    match = run("duck", [hanger, scripted("random", tc="depth=3")], games=2,
+                stall_timeout_ms=1000)
+    assert len(match.records) == 2 and match.stop_reason is None
+    stalled = [r for r in match.records if r.termination == "stalled connection"]
+    assert len(stalled) == 2 and all("hanger" in (r.white_name, r.black_name) for r in stalled)
+    # a game stopped by the runner while an engine starts is unfinished, not a loss
+    import threading
+
+    pool = EnginePool()
+    job = GameJob(1, 1, 1, "duck", scripted("slow", "slowstart", delay=5),
+                  scripted("random"), 0, 1, Opening())
+    stop = threading.Event()
+    threading.Timer(1.0, lambda: (stop.set(), pool.kill_active())).start()
+    record = play_game(job, pool, stop.is_set)
+    pool.close()
+    assert record.result == "*" and record.termination == "unterminated"
 
 
 def test_ugi_engines_play_duck_through_mallard_ugi():
