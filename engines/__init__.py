@@ -42,7 +42,13 @@ def _duck(**kwargs) -> Game:
     return DuckGame(**kwargs)
 
 
-GAMES = {"cfour": _connect4, "connect4": _connect4, "duck": _duck}
+def _uttt(**kwargs) -> Game:
+    from engines.uttt.rules import UtttGame
+
+    return UtttGame(**kwargs)
+
+
+GAMES = {"cfour": _connect4, "connect4": _connect4, "duck": _duck, "uttt": _uttt}
 
 
 def get_game(name: str, **kwargs) -> Game:
