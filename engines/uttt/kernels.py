@@ -103,6 +103,8 @@ def make_move(state, move):
         if state[S_RESULT] == RESULT_NONE and closed_boards(state) == FULL:
             state[S_RESULT] = DRAWN
     next_forced = cell if not (closed_boards(state) >> cell) & 1 else -1
+    if state[S_RESULT] != RESULT_NONE:
+        next_forced = -1  # a finished game sends nobody anywhere
     state[S_FORCED] = next_forced
     key ^= Z_FORCED[9 if next_forced < 0 else next_forced]
     state[S_SIDE] = 1 - side
