@@ -246,6 +246,9 @@ class Game(abc.ABC):
 
     variant: str = ""
     gtp: bool = False  # whether GTP can play it: two players, the first called black
+    # GTP's genmove has no limit without time settings: games that cannot search to the end
+    # in reasonable time think this long instead (None: search to the end).
+    default_move_ms: Optional[int] = None
 
     def resized(self, width: int, height: int) -> "Game":
         """The same game on another board (GTP `boardsize`); PositionError when not possible."""

@@ -7,13 +7,14 @@ from __future__ import annotations
 import argparse
 import sys
 
+from engines import GAMES as GAME_NAMES
 from engines.connect4.testsets import TEST_SETS
 
 
 def _serve(args) -> int:
     from protocol.server import serve
 
-    return serve(protocol=getattr(args, "protocol", None))
+    return serve(protocol=getattr(args, "protocol", None), variant=getattr(args, "variant", None))
 
 
 def _solve(args) -> int:
@@ -98,6 +99,8 @@ def build_parser() -> argparse.ArgumentParser:
                        ("gtp", "GTP version 2")):
         engine = commands.add_parser(name, help=f"the engine, speaking {what} on stdin/stdout")
         engine.set_defaults(run=_serve, protocol=name)
+        engine.add_argument("--variant", choices=sorted(GAME_NAMES),
+                            help="the game to start with (default: duck; cfour for GTP)")
 
     solve = commands.add_parser("solve", help="Connect Four solver line protocol (stdin -> stdout)")
     solve.add_argument("-w", "--weak", action="store_true", help="weak solve: print -1/0/1")

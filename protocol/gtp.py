@@ -1,5 +1,6 @@
 """GTP version 2 front-end over the session, for the two-player games that support it
-(`Game.gtp`: Connect Four now, Ultimate Tic-Tac-Toe later); the first player is black.
+(`Game.gtp`: Connect Four, Ultimate Tic-Tac-Toe); the first player is black. The game is
+Connect Four unless `mallard gtp --variant uttt` or the private `mallard-variant uttt` says so.
 
 Framing: a command is `[id] name args`; the reply is `=[id] result` or `?[id] message`, then an
 empty line, never one inside a reply. Control characters are dropped, tabs become spaces,
@@ -8,8 +9,10 @@ when its search ends (time from `time_settings`/`time_left`, else a full solve).
 
 Moves are what the game parses (for Connect Four a column letter `d`, a 1-based column `4`, or
 `P@d1`); `genmove` answers the game's GTP vertex (the column letter). Private commands:
-`mallard-analyze` (one line per legal move: move and UCI-style score) and `mallard-solve`
-(`win|draw|loss <move> <score>` for the side to move).
+`mallard-analyze` (one line per legal move: move and UCI-style score), `mallard-solve`
+(`win|draw|loss <move> <score>` for the side to move) and `mallard-variant NAME`. Ultimate
+Tic-Tac-Toe's vertices are the 9x9 grid's (`E5`; Go's letters, without I); without time
+settings a game that cannot be searched to its end thinks `Game.default_move_ms`.
 """
 
 from __future__ import annotations
@@ -198,12 +201,29 @@ class GtpFrontEnd:
             elif info.score is not None and info.pv and not info.bound and len(legal) == 1:
                 lines[1] = (info.pv[0], info.score)
 
-        self.session.search_now(Limits(multipv=max(2, len(legal))), collect)
+        self.session.search_now(self._untimed(multipv=max(2, len(legal))), collect)
         if not lines:
             raise GtpError("the analysis was stopped before it finished")
         position = self.session.position
         return "\n".join(f"{position.gtp_move(move)} {score}"
                          for _, (move, score) in sorted(lines.items()))
+
+    def cmd__mallard_variant(self, args):
+        """Switch the game (GTP has no command for it): `mallard-variant uttt`."""
+        from engines import get_game
+
+        if len(args) != 1:
+            raise GtpError("mallard-variant needs a variant name")
+        name = args[0].lower()
+        try:
+            playable = get_game(name).gtp
+        except KeyError as error:
+            raise GtpError(str(error.args[0])) from None
+        if not playable:
+            raise GtpError(f"{name} cannot be played over GTP (its first player is not black)")
+        problem = self.session.set_variant(name)
+        if problem:
+            raise GtpError(problem)
 
     def cmd__mallard_solve(self, args):
         self._require_unfinished()
@@ -227,12 +247,17 @@ class GtpFrontEnd:
             raise GtpError(f"the game is over ({_result_text(result)})")
 
     def _solve(self):
-        result = self.session.search_now(Limits())
+        result = self.session.search_now(self._untimed())
         return result.score or Score.cp(0), result.best_move
+
+    def _untimed(self, **fields) -> Limits:
+        """Limits without a clock: to the end, or the game's default think time."""
+        default = self.session.game.default_move_ms
+        return Limits(movetime=default, **fields) if default else Limits(**fields)
 
     def _limits(self, side: int) -> Limits:
         if self.main_time is None or (self.main_time == 0 and self.byo_yomi_time == 0):
-            return Limits()
+            return self._untimed()
         seconds, stones = self.time_left.get(side, (self.main_time, 0))
         if stones > 0:
             return Limits(wtime=int(seconds * 1000), btime=int(seconds * 1000),

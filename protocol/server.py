@@ -101,18 +101,21 @@ def detect(line: str) -> Optional[str]:
     return "gtp"
 
 
-def make_front_end(protocol: str, output: Output, input_: Input):
-    if protocol == "gtp":
-        from protocol.gtp import GtpFrontEnd
+def make_front_end(protocol: str, output: Output, input_: Input, variant: Optional[str] = None):
+    from protocol.session import Session
 
-        return GtpFrontEnd(output, input_)
+    if protocol == "gtp":
+        from protocol.gtp import DEFAULT_VARIANT, GtpFrontEnd
+
+        return GtpFrontEnd(output, input_, Session(variant or DEFAULT_VARIANT))
     from protocol.uci import UciFrontEnd
 
-    return UciFrontEnd(output, input_, dialect=protocol)
+    return UciFrontEnd(output, input_, dialect=protocol,
+                       session=Session(variant) if variant else None)
 
 
 def serve(stdin: TextIO = None, stdout: TextIO = None, stderr: TextIO = None,
-          protocol: Optional[str] = None) -> int:
+          protocol: Optional[str] = None, variant: Optional[str] = None) -> int:
     stdin = stdin or sys.stdin
     output = Output(stdout or sys.stdout, stderr or sys.stderr)
     input_ = Input(stdin)
@@ -126,7 +129,7 @@ def serve(stdin: TextIO = None, stdout: TextIO = None, stderr: TextIO = None,
                 chosen = protocol or detect(line)
                 if chosen is None:
                     continue
-                front = make_front_end(chosen, output, input_)
+                front = make_front_end(chosen, output, input_, variant)
             try:
                 if not front.handle(line):
                     break

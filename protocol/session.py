@@ -30,7 +30,7 @@ from engines.base import (GameError, Limits, Option, SearchInfo, SearchResult,
 from engines.timeman import move_budget_ms
 
 DEFAULT_VARIANT = "duck"
-VARIANTS = ("cfour", "duck")  # the order UCI_Variant lists them in (clients match the text)
+VARIANTS = ("cfour", "duck", "uttt")  # the order UCI_Variant lists them in (clients match the text)
 MAX_MULTIPV = 500
 
 PROTOCOL_OPTIONS = [

@@ -424,6 +424,13 @@ class GtpPlayer(Player):
         if version.strip() != "2":
             raise EngineProtocolError(f"GTP version '{version}' (expected 2)")
         self.engine_name = name
+        # GTP cannot name a game; engines that know our private command are told it.
+        try:
+            _, known = self.command("known_command mallard-variant", deadline)
+        except EngineProtocolError:  # known_command is required, but be lenient
+            known = "false"
+        if known.strip() == "true":
+            self.command(f"mallard-variant {self.variant}", deadline)
         for name, value in self.config.options.items():
             self.command(f"{name} {value}".strip(), deadline)
 

@@ -264,6 +264,12 @@ class UtttGame(Game):
 
     variant = "uttt"
     gtp = True
+    default_move_ms = 2000
+
+    def resized(self, width: int, height: int) -> "UtttGame":
+        if (width, height) != (9, 9):
+            raise PositionError("Ultimate Tic-Tac-Toe is played on 9x9 only")
+        return self
 
     START = ("X;.........;........./........./........./........./........./........./"
              "........./........./.........")

@@ -49,7 +49,7 @@ def test_handshake_lists_the_options_clients_match():
     lines = e.until("uciok")
     assert lines[0].startswith("id name ") and lines[1].startswith("id author ")
     # pychess.org's worker matches this literal prefix; the token order is the reference page's
-    assert "option name UCI_Variant type combo default duck var cfour var duck" in lines
+    assert "option name UCI_Variant type combo default duck var cfour var duck var uttt" in lines
     options = [line for line in lines if line.startswith("option ")]
     names = set()
     for line in options:
