@@ -113,9 +113,10 @@ def build_parser() -> argparse.ArgumentParser:
     solve.set_defaults(run=_solve)
 
     perft = commands.add_parser("perft", help="count the leaves of the move tree")
-    perft.add_argument("game", choices=["duck"], help="the game")
+    perft.add_argument("game", choices=["duck", "uttt"], help="the game")
     perft.add_argument("depth", type=int, metavar="DEPTH")
-    perft.add_argument("--fen", help="start from this FEN (default: the start position)")
+    perft.add_argument("--fen", "--position", dest="fen",
+                       help="start from this position (default: the start position)")
     perft.add_argument("--divide", action="store_true",
                        help="first print 'move: count' for every root move")
     perft.add_argument("--no-bulk", action="store_true",

@@ -218,7 +218,9 @@ class UtttPosition(Position):
         return move
 
     # --- perft ------------------------------------------------------------------------------------
-    def perft(self, depth: int) -> int:
+    def perft(self, depth: int, bulk: bool = True) -> int:
+        """Leaves of the move tree (a finished game is a leaf). The last ply is always counted
+        from the move list: a UTTT move has no second half to check, so `bulk` changes nothing."""
         if depth <= 0:
             return 1
         kernels = _kernels()
@@ -226,6 +228,10 @@ class UtttPosition(Position):
         stack[0] = self.state
         moves = np.zeros(81 * (depth + 2), dtype=np.int64)
         return int(kernels.perft_kernel(stack, np.int64(depth), moves))
+
+    def divide(self, depth: int, bulk: bool = True) -> list[tuple[int, int]]:
+        return [(move, self.play(move).perft(depth - 1) if self.play(move).result() is None
+                 or depth == 1 else 0) for move in self.legal_moves()]
 
     def critical_boards(self) -> tuple[int, int]:
         """Masks (bit b = board b) of the boards critical for X and for O."""

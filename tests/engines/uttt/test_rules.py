@@ -187,3 +187,14 @@ def test_illegal_moves_say_why(game):
         position.parse_move("zz")
     with pytest.raises(MoveError, match="is not legal"):
         position.play(80 + 5)
+
+
+def test_perft_command_prints_the_node_count(capsys):
+    from protocol.cli import main
+
+    assert main(["perft", "uttt", "4"]) == 0
+    assert capsys.readouterr().out.strip().splitlines()[-1] == "Nodes searched: 55080"
+    assert main(["perft", "uttt", "--position", MID_GAME[2][0], "3"]) == 0
+    assert capsys.readouterr().out.strip().endswith("Nodes searched: 636")
+    assert main(["perft", "uttt", "--position", "X;bad", "2"]) == 2
+    assert "three fields" in capsys.readouterr().err
