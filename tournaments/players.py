@@ -443,7 +443,10 @@ class GtpPlayer(Player):
         self.command("clear_board", deadline)
         self.known = []
         tc = self.config.tc
-        if not tc.infinite and tc.movetime_ms is None and tc.time_ms:
+        if tc.movetime_ms is not None:
+            # a fixed time per move is Canadian byo-yomi of one stone with no main time
+            self.command(f"time_settings 0 {tc.movetime_ms / 1000:g} 1", deadline)
+        elif not tc.infinite and tc.time_ms:
             # GTP has no increment: tell the main time, then the exact clock before each move.
             self.command(f"time_settings {tc.time_ms // 1000} 0 0", deadline)
 
@@ -456,7 +459,10 @@ class GtpPlayer(Player):
             self.command(f"play {self.COLOURS[index % 2]} {moves[index]}", deadline)
             self.known.append(moves[index])
         clock = clocks[side]
-        if clock.remaining_ms is not None and clock.tc.movetime_ms is None and not clock.tc.infinite:
+        if clock.tc.movetime_ms is not None:
+            self.command(f"time_left {self.COLOURS[side]} {clock.tc.movetime_ms / 1000:g} 1",
+                         deadline)
+        elif clock.remaining_ms is not None and not clock.tc.infinite:
             self.command(f"time_left {self.COLOURS[side]} {max(0, clock.remaining_ms) // 1000} 0",
                          deadline)
         clock.start()
