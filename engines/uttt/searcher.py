@@ -1,0 +1,508 @@
+"""The Ultimate Tic-Tac-Toe playing engine behind the common interface: `UtttSearcher`.
+
+`UtttSearcher.search` first asks the df-pn prover (`engines.uttt.prover`, when it is installed)
+for the game-theoretic value of the root, with a small share of the budget (a larger one when
+few cells are open), then runs iterative deepening over `search_kernels.search_root` (aspiration
+window around the previous score, widened on failure), orders the root moves by the last
+iteration, reports each finished iteration through `on_info`, and stops on the caller's flag, a
+deadline or a node limit through a watchdog thread (the kernels poll one flag array with the
+GIL released). Depth 1 is always finished, whatever the limits (it takes well under a
+millisecond), so a stopped search still plays a move that does not allow a win at once.
+
+Proofs, and the rule that a proven win is never thrown away:
+- a search score above MATE_BOUND is itself a proof (see `search_kernels`); a root searched to
+  at least its number of open cells is solved exactly (draws included);
+- the prover's results (with the positions along the line it proves) and the search's proven
+  wins are cached by position key until `clear()` (a key fixes the game-theoretic value);
+- at a proven win the move played is a proven winning one: the search's when its score is a
+  win, else the prover's best move (even when the search prefers another);
+- at a proven draw or loss the search chooses and the score reported is the exact one; at a
+  draw, time is kept to ask the prover whether the opponent wins after the chosen move, and if
+  so the prover's drawing move is played instead.
+
+Scores: `Score.mate(n)` for a win with the n-th move of the side to move (negative: a loss after
+-n of its moves), `Score.cp(0, exact=True)` for a proven draw, centipawns otherwise (see
+`evaluation`). A finished game returns `SearchResult(None, score=Score.mate(0))`.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Callable, Optional
+
+import numpy as np
+
+from engines.base import Limits, Score, SearchInfo, SearchResult, Searcher
+from engines.timeman import deadline, move_budget_ms
+from engines.uttt import kernels as K
+from engines.uttt import search_kernels as SK
+from engines.uttt.board import MAX_MOVES
+from engines.uttt.rules import DEFAULT_HASH_MB
+from engines.watchdog import Watchdog, elapsed_ms
+
+try:  # the prover is a separate module; the engine plays without it
+    from engines.uttt.prover import Prover
+except ImportError:  # pragma: no cover - only when the prover is absent
+    Prover = None
+
+MAX_DEPTH = 82
+ASPIRATION = 50
+SOFT_TIME_SHARE = 0.5  # on a clock, no new iteration after this part of the search's time
+
+# the prover's share of a search: (open cells at most, share of the time budget)
+PROVER_SHARES = ((16, 0.3), (26, 0.2), (36, 0.12), (50, 0.06), (81, 0.03))
+PROVER_MAX_OPEN = 60           # earlier positions are not worth a proof attempt
+PROVER_UNTIMED_SECONDS = 0.1   # the slice of a search with no clock (depth, nodes) at share 1
+PROVER_INFINITE_SECONDS = 2.0  # the same for an infinite (or ponder) search
+PROVER_NODE_SHARE = 0.2        # with a node limit: the prover's part of it, times the share
+PROVER_MIN_NODES = 4096        # a smaller node slice is not worth starting (the prover polls
+                               # its limit every 4096 nodes)
+WALK_BUDGET_SHARE = 0.8        # the prover's search and proof walk end within this of a budget
+MAX_PROOFS = 200_000           # cached proofs (valid for ever; forgotten when this many)
+DRAW_CHECK_SHARE = 0.15        # at a proven draw: the time kept to prove the move chosen safe
+
+
+def prover_available() -> bool:
+    return Prover is not None
+
+
+class SearchBuffers:
+    """The arrays one search thread works in; the table survives between searches."""
+
+    def __init__(self, hash_mb: int = DEFAULT_HASH_MB):
+        self.stack = SK.new_stack()
+        self.moves = np.zeros((SK.MAX_PLY + 2) * MAX_MOVES, dtype=np.int64)
+        self.order = np.zeros((SK.MAX_PLY + 2) * MAX_MOVES, dtype=np.int64)
+        self.pv = np.zeros((SK.MAX_PLY + 2, SK.MAX_PLY + 3), dtype=np.int64)
+        self.ctx = np.zeros(SK.CTX_SIZE, dtype=np.int64)
+        self.ctx[SK.C_LMR] = 1
+        self.stop = np.zeros(1, dtype=np.int64)
+        self.never = np.zeros(1, dtype=np.int64)  # the flag of the unstoppable first iteration
+        self.set_hash(hash_mb)
+
+    def set_hash(self, hash_mb: int) -> None:
+        entries = max(1024, int(hash_mb) * (1 << 20) // (8 * SK.TT_WORDS))
+        buckets = 1 << ((entries // 2).bit_length() - 1)
+        self.tt = np.zeros(buckets * SK.BUCKET_WORDS, dtype=np.int64)
+        self.tt.fill(0)  # commit the pages now, not inside a timed search
+        self.ctx[SK.C_TT_MASK] = buckets - 1
+
+    def clear(self) -> None:
+        self.tt.fill(0)
+        self.ctx[SK.C_HISTORY:] = 0
+        self.ctx[SK.C_GEN] = 0
+
+    def start(self, state: np.ndarray, node_limit: int = 0) -> None:
+        self.stack[0] = state
+        self.ctx[SK.C_NODES] = 0
+        self.ctx[SK.C_ABORTED] = 0
+        self.ctx[SK.C_SELDEPTH] = 0
+        self.ctx[SK.C_NODE_LIMIT] = node_limit
+        self.ctx[SK.C_GEN] = (self.ctx[SK.C_GEN] + 1) & 0x3F
+        SK.age_history(self.ctx)
+        self.stop[0] = 0
+
+    def root(self, depth: int, alpha: int, beta: int, root_moves: np.ndarray,
+             values: np.ndarray, stoppable: bool = True) -> int:
+        if stoppable:
+            return int(SK.search_root(self.stack, self.moves, self.order, self.pv, self.ctx,
+                                      self.tt, self.stop, np.int64(depth), np.int64(alpha),
+                                      np.int64(beta), root_moves, values,
+                                      np.int64(len(root_moves))))
+        limit = int(self.ctx[SK.C_NODE_LIMIT])
+        self.ctx[SK.C_NODE_LIMIT] = 0
+        try:
+            return int(SK.search_root(self.stack, self.moves, self.order, self.pv, self.ctx,
+                                      self.tt, self.never, np.int64(depth), np.int64(alpha),
+                                      np.int64(beta), root_moves, values,
+                                      np.int64(len(root_moves))))
+        finally:
+            self.ctx[SK.C_NODE_LIMIT] = limit
+
+    def order_root(self, root_moves: np.ndarray) -> None:
+        SK.order_root(self.stack, self.moves, self.order, self.ctx, self.tt, root_moves,
+                      np.int64(len(root_moves)))
+
+    def root_pv(self) -> list[int]:
+        length = int(self.pv[0, 0])
+        return [int(move) for move in self.pv[0, 1:1 + length]]
+
+    @property
+    def nodes(self) -> int:
+        return int(self.ctx[SK.C_NODES])
+
+    @property
+    def aborted(self) -> bool:
+        return bool(self.ctx[SK.C_ABORTED])
+
+    def hashfull(self) -> int:
+        return int(SK.hashfull(self.tt, self.ctx))
+
+
+def uci_score(value: int, exact_draw: bool = False) -> Score:
+    """Centipawns, or mate in moves of the side to move."""
+    if value > SK.MATE_BOUND:
+        return Score.mate((SK.MATE - value + 1) // 2)
+    if value < -SK.MATE_BOUND:
+        return Score.mate(-((SK.MATE + value + 1) // 2))
+    return Score.cp(value, exact=exact_draw and value == 0)
+
+
+def is_win(value: int) -> bool:
+    return value > SK.MATE_BOUND
+
+
+class Proof:
+    """A game-theoretic value of a position (side to move's view) and how to keep it."""
+
+    __slots__ = ("value", "best_move", "pv", "source", "plies")
+
+    def __init__(self, value: int, best_move: Optional[int], pv: list, source: str,
+                 plies: Optional[int] = None):
+        self.value, self.best_move, self.pv, self.source = value, best_move, list(pv), source
+        self.plies = len(self.pv) if plies is None else plies  # to the game's end
+
+    def score(self) -> Score:
+        if self.value == 0:
+            return Score.cp(0, exact=True)
+        if self.value > 0:
+            return Score.mate(max(1, (self.plies + 1) // 2))
+        return Score.mate(-max(1, self.plies // 2))
+
+
+class UtttSearcher(Searcher):
+    def __init__(self, game, hash_mb: int = DEFAULT_HASH_MB, use_prover: bool = True):
+        self.game = game
+        self.hash_mb = int(hash_mb)
+        self.buffers = SearchBuffers(hash_mb)
+        self.use_prover = use_prover and Prover is not None
+        self.proofs: dict[int, Proof] = {}
+        self._prover = None
+        self._prover_stop = np.zeros(1, dtype=np.int64)
+
+    # --- options ------------------------------------------------------------------------------
+    def set_option(self, name: str, value) -> None:
+        if name.lower() == "hash":
+            self.hash_mb = int(value)
+            self.buffers.set_hash(self.hash_mb)
+            if self._prover is not None:
+                self._prover.set_hash(self._prover_hash_mb())
+        else:
+            raise KeyError(name)
+
+    def clear(self) -> None:
+        self.buffers.clear()
+        self.proofs.clear()
+
+    def _prover_hash_mb(self) -> int:
+        return max(4, min(256, self.hash_mb // 4))
+
+    def prover(self):
+        if self._prover is None and self.use_prover:
+            self._prover = Prover(hash_mb=self._prover_hash_mb())
+        return self._prover
+
+    def warm_up(self) -> None:
+        """Load every kernel a search may call: a normal search with aspiration and multipv,
+        a node-limited one, a search stopped before it starts (the unstoppable first iteration,
+        the stopped path), and the prover's search and proof walk (a position it proves)."""
+        game = self.game
+        start = game.start_position()
+        self.search(start, Limits(depth=4))
+        self.search(start.play(40), Limits(depth=2, multipv=2))
+        self.search(game.parse_position(WARM_UP_PROVEN), Limits(depth=3))
+        self.search(game.parse_position(WARM_UP_LATE), Limits(depth=6, nodes=30000))
+        flag = np.ones(1, dtype=np.int64)
+        self.search(start, Limits(infinite=True), flag)
+        self.search(game.parse_position(WARM_UP_LATE), Limits(infinite=True), flag)
+        self.clear()
+
+    # --- searching ----------------------------------------------------------------------------
+    def search(self, position, limits: Limits = Limits(), stop_flag: Optional[np.ndarray] = None,
+               on_info: Optional[Callable[[SearchInfo], None]] = None) -> SearchResult:
+        """Prover slice, then iterative deepening; with `limits.multipv` > 1 each depth searches
+        line k over the moves the lines before it did not take (full window); with
+        `limits.searchmoves` the root is restricted to the listed moves (all when none is
+        legal)."""
+        started = time.perf_counter()
+        if position.result() is not None:
+            return SearchResult(None, score=Score.mate(0))
+        state = position.state.copy()
+        side = position.side_to_move
+        legal = position.legal_moves()
+        listed = {int(move) for move in limits.searchmoves}
+        allowed = [move for move in legal if move in listed] or legal
+        open_cells = int(K.count_open_cells(state))
+        budget = move_budget_ms(limits, side)
+        hard_deadline = deadline(limits, side, started)
+        node_limit = limits.nodes or 0
+        self.buffers.start(state, node_limit)
+
+        # 1. the prover's slice (or a proof cached earlier in the game)
+        proof, prover_nodes = self.proofs.get(position.key()), 0
+        if proof is None and self.use_prover:
+            proof, prover_nodes = self._prove(position, limits, budget, open_cells, started,
+                                              node_limit, stop_flag, hard_deadline)
+        if proof is not None and proof.best_move is not None and proof.best_move not in allowed:
+            proof = Proof(proof.value, None, [], proof.source) if proof.value <= 0 else None
+        if proof is not None and on_info:
+            outcome = "win" if proof.value > 0 else "loss" if proof.value < 0 else "draw"
+            on_info(SearchInfo(nodes=prover_nodes, time_ms=elapsed_ms(started),
+                               string=f"proven {outcome} ({proof.source}, {proof.score()})"))
+
+        # 2. alpha-beta; at a proven draw it leaves time to check the move it chooses
+        check_draw = proof is not None and proof.value == 0 and proof.best_move is not None
+        search_deadline = hard_deadline
+        if check_draw and budget is not None:
+            search_deadline = started + budget * (1 - DRAW_CHECK_SHARE) / 1000
+        if node_limit:
+            self.buffers.ctx[SK.C_NODE_LIMIT] = max(1, node_limit - prover_nodes)
+        buffers = self.buffers
+        watchdog = Watchdog(lambda: buffers.stop.__setitem__(0, 1), stop_flag, search_deadline)
+        watchdog.start()
+        try:
+            best_value, best_move, pv, depth, last = self._deepen(
+                position, limits, np.array(allowed, dtype=np.int64), open_cells, budget,
+                started, prover_nodes, on_info)
+        finally:
+            watchdog.finish()
+        reported = last
+        stopped = buffers.aborted or bool(buffers.stop[0])
+
+        # 3. the proof decides what the search could not
+        score = uci_score(best_value, depth >= open_cells)
+        if proof is not None and not is_win(best_value):
+            if proof.value > 0 and proof.best_move is not None:  # never give a win away
+                best_move, score, pv = proof.best_move, proof.score(), list(proof.pv)
+            elif proof.value == 0:
+                score = Score.cp(0, exact=True)
+                if check_draw and best_move != proof.best_move and not (
+                        stop_flag is not None and stop_flag[0]) and not self._keeps_draw(
+                        position, best_move, budget, started, hard_deadline, stop_flag):
+                    best_move, pv = proof.best_move, list(proof.pv)
+            elif not (score.kind == "mate" and score.value < 0):
+                score = proof.score()
+        if not pv or pv[0] != best_move:
+            pv = self._extend_pv(position, [best_move])
+        time_ms = elapsed_ms(started)
+        nodes = buffers.nodes + prover_nodes
+        multipv = 1 if limits.multipv and limits.multipv > 1 else None
+        if on_info and (reported is None or reported.score != score
+                        or list(reported.pv[:1]) != [best_move]):
+            on_info(SearchInfo(depth=depth, seldepth=int(buffers.ctx[SK.C_SELDEPTH]),
+                               score=score, nodes=nodes, time_ms=time_ms, pv=pv,
+                               hashfull=buffers.hashfull(), multipv=multipv))
+        return SearchResult(best_move, pv[1] if len(pv) > 1 else None, score, pv, depth, nodes,
+                            time_ms, stopped=stopped)
+
+    def _deepen(self, position, limits: Limits, root_moves: np.ndarray, open_cells: int,
+                budget: Optional[int], started: float, prover_nodes: int, on_info):
+        """Iterative deepening over the root moves: (value, move, pv, depth, last info) of the
+        last finished depth; depth 1 always finishes."""
+        buffers = self.buffers
+        values = np.zeros(len(root_moves), dtype=np.int64)
+        mate_plies = 2 * limits.mate - 1 if limits.mate and limits.mate > 0 else None
+        max_depth = max(1, min(limits.depth or mate_plies or MAX_DEPTH, MAX_DEPTH))
+        lines_wanted = max(1, min(limits.multipv or 1, len(root_moves)))
+        # on a clock, no new iteration once half of what the prover left has gone
+        soft_ms = None
+        if budget is not None and limits.movetime is None:
+            soft_ms = (budget - elapsed_ms(started)) * SOFT_TIME_SHARE
+        searching = time.perf_counter()
+        best_move, best_value, completed, pv, last = None, 0, 0, [], None
+        buffers.order_root(root_moves)
+        for depth in range(1, max_depth + 1):
+            if depth > 1 and (buffers.stop[0] or buffers.aborted or (
+                    soft_ms is not None and elapsed_ms(searching) > soft_ms)):
+                break
+            lines = []
+            for line in range(lines_wanted):
+                rest = slice(line, None)
+                if line == 0 and depth > 2 and abs(best_value) <= SK.MATE_BOUND:
+                    alpha, beta = best_value - ASPIRATION, best_value + ASPIRATION
+                else:
+                    alpha, beta = -SK.INF, SK.INF
+                if not self._iterate(depth, alpha, beta, root_moves[rest], values[rest],
+                                     stoppable=depth > 1 or line > 0):
+                    break
+                order = np.argsort(-values[rest], kind="stable") + line
+                root_moves[rest], values[rest] = root_moves[order], values[order]
+                line_pv = buffers.root_pv()
+                if not line_pv or line_pv[0] != int(root_moves[line]):
+                    line_pv = [int(root_moves[line])]
+                lines.append((int(values[line]), int(root_moves[line]), line_pv))
+            if not lines or (len(lines) < lines_wanted and depth > 1):
+                break  # stopped inside this depth: keep the last finished one
+            best_value, best_move, pv = lines[0]
+            completed = depth
+            pv = self._extend_pv(position, pv)
+            exact = depth >= open_cells
+            if is_win(best_value):
+                self.proofs[position.key()] = Proof(1, best_move, pv, "search",
+                                                    SK.MATE - best_value)
+            if on_info:
+                for number, (value, move, line_pv) in enumerate(lines, 1):
+                    last = SearchInfo(
+                        depth=depth, seldepth=int(buffers.ctx[SK.C_SELDEPTH]),
+                        score=uci_score(value, exact), nodes=buffers.nodes + prover_nodes,
+                        time_ms=elapsed_ms(started),
+                        pv=pv if number == 1 else self._extend_pv(position, line_pv),
+                        hashfull=buffers.hashfull(),
+                        multipv=number if lines_wanted > 1 else None)
+                    on_info(last)
+            if exact:
+                break  # solved: every line ends with the game
+            if abs(best_value) > SK.MATE_BOUND and depth >= SK.MATE - abs(best_value):
+                break  # a forced result no deeper search can change
+            if mate_plies is not None and is_win(best_value) \
+                    and SK.MATE - best_value <= mate_plies:
+                break
+        return best_value, best_move, pv, completed, last
+
+    def _iterate(self, depth: int, alpha: int, beta: int, root_moves: np.ndarray,
+                 values: np.ndarray, stoppable: bool = True) -> bool:
+        """One depth over the given root moves, re-searched with a wider window until the best
+        value falls inside it; False when the search was stopped."""
+        buffers = self.buffers
+        delta = ASPIRATION
+        while True:
+            done = buffers.root(depth, alpha, beta, root_moves, values, stoppable)
+            if done < len(root_moves) or (stoppable and buffers.aborted):
+                return False
+            top = int(values.max())
+            delta *= 4
+            if top <= alpha and alpha > -SK.INF:
+                alpha = max(-SK.INF, top - delta)
+            elif top >= beta and beta < SK.INF:
+                beta = min(SK.INF, top + delta)
+            else:
+                return True
+
+    # --- proofs -------------------------------------------------------------------------------
+    def _prove(self, position, limits: Limits, budget: Optional[int], open_cells: int,
+               started: float, node_limit: int, stop_flag: Optional[np.ndarray],
+               hard_deadline: Optional[float]) -> tuple[Optional[Proof], int]:
+        """Run the prover on the root with its share of the budget; (proof or None, nodes)."""
+        if open_cells > PROVER_MAX_OPEN:
+            return None, 0
+        share = next(s for cells, s in PROVER_SHARES if open_cells <= cells)
+        if budget is not None:
+            seconds = budget * share / 1000
+        elif limits.infinite or limits.ponder:
+            seconds = PROVER_INFINITE_SECONDS * share
+        else:
+            seconds = PROVER_UNTIMED_SECONDS * share
+        nodes = int(node_limit * PROVER_NODE_SHARE * share) if node_limit else 0
+        if node_limit and nodes < PROVER_MIN_NODES:
+            return None, 0
+        if stop_flag is not None and stop_flag[0]:
+            return None, 0
+        # the prover's time limit bounds its search; reading a proof back (the PV) may take
+        # as long again, within the move's budget; the caller's stop flag ends both
+        walk_end = time.perf_counter() + 2 * seconds
+        if budget is not None:
+            walk_end = min(walk_end, started + WALK_BUDGET_SHARE * budget / 1000)
+        if hard_deadline is not None:
+            walk_end = min(walk_end, hard_deadline)
+        outcome = self._run_prover(lambda prover, stop: prover.solve(
+            position, node_limit=nodes, time_limit=seconds, stop_flag=stop), stop_flag, walk_end)
+        spent = int(getattr(outcome, "nodes", 0) or 0) + int(getattr(outcome, "walk_nodes", 0)
+                                                              or 0)
+        value = getattr(outcome, "value", None)
+        if value is None:
+            return None, spent
+        pv = self._legal_prefix(position, list(getattr(outcome, "pv", []) or []))
+        best = getattr(outcome, "best_move", None)
+        if best is None or int(best) not in position.legal_moves():
+            best = pv[0] if pv else None
+        if value > 0 and best is None:
+            return None, spent  # a win without its move (the proof walk was cut): not usable
+        if best is not None and (not pv or pv[0] != int(best)):
+            pv = [int(best)]
+        proof = Proof(int(value), None if best is None else int(best), pv, "df-pn")
+        self._remember(position, proof)
+        return proof, spent
+
+    def _run_prover(self, call, stop_flag: Optional[np.ndarray], end: Optional[float]):
+        """call(prover, stop) under a watchdog that raises `stop` at `end` or on the caller's
+        flag."""
+        prover, stop = self.prover(), self._prover_stop
+        stop[0] = 0
+        limiter = Watchdog(lambda: stop.__setitem__(0, 1), stop_flag, end)
+        limiter.start()
+        try:
+            return call(prover, stop)
+        finally:
+            limiter.finish()
+
+    def _keeps_draw(self, position, move: int, budget: Optional[int], started: float,
+                    hard_deadline: Optional[float], stop_flag: Optional[np.ndarray]) -> bool:
+        """At a proven draw: False when the opponent is proven to win after `move` (then the
+        prover's drawing move is played instead); True when it is not, or not known in time."""
+        child = position.play(move)
+        known = self.proofs.get(child.key())
+        if known is not None:
+            return known.value <= 0
+        prover = self.prover()
+        if not hasattr(prover, "prove_win"):
+            return True
+        if budget is not None:
+            seconds = budget * DRAW_CHECK_SHARE / 1000
+        else:
+            seconds = PROVER_UNTIMED_SECONDS * DRAW_CHECK_SHARE
+        end = time.perf_counter() + seconds
+        if hard_deadline is not None:
+            end = min(end, hard_deadline)
+        wins, _ = self._run_prover(lambda prover, stop: prover.prove_win(
+            child, 1 - position.side_to_move, time_limit=seconds, stop_flag=stop),
+            stop_flag, end)
+        return not wins
+
+    def _remember(self, position, proof: Proof) -> None:
+        """Cache a proof and, along its line, the proofs it implies for the later positions."""
+        if len(self.proofs) > MAX_PROOFS:
+            self.proofs.clear()
+        self.proofs[position.key()] = proof
+        current, value = position, proof.value
+        for index, move in enumerate(proof.pv):
+            current = current.play(move)
+            value = -value
+            if current.result() is not None:
+                break
+            rest = proof.pv[index + 1:]
+            key = current.key()
+            if key not in self.proofs:
+                self.proofs[key] = Proof(value, rest[0] if rest else None, rest, proof.source)
+
+    @staticmethod
+    def _legal_prefix(position, moves: list) -> list[int]:
+        line, current = [], position
+        for move in moves:
+            if current.result() is not None or int(move) not in current.legal_moves():
+                break
+            line.append(int(move))
+            current = current.play(int(move))
+        return line
+
+    def _extend_pv(self, position, line: list) -> list[int]:
+        """The legal prefix of `line`, continued with the table's moves to the game's end."""
+        pv = self._legal_prefix(position, line)
+        current = position
+        for move in pv:
+            current = current.play(move)
+        buffers = self.buffers
+        while current.result() is None and len(pv) < MAX_DEPTH:
+            move = int(SK.tt_move(buffers.tt, buffers.ctx, np.int64(current.key())))
+            if move < 0 or move not in current.legal_moves():
+                break
+            pv.append(move)
+            current = current.play(move)
+        return pv
+
+
+# a late middle game position (O to move, 24 open cells) for the node-limited warm-up search
+WARM_UP_LATE = ("O;OX..@XXX.;X.OOO.OO./XO.X.OXO./X.XXX.O.O/XXOOXOO../OXOOXO.O./XXX....O./"
+                "X.OX..X.O/XO.XXX.../.O.....XX")
+# X to move, 28 open cells: a win the prover proves in milliseconds (its proof walk is loaded)
+WARM_UP_PROVEN = ("X;XX..OO...;...XXX.O./.OX..XO.X/O...OX.../OOX....../XOO.OXO.X/O...O...O/"
+                  ".X.XX.XO./....X.OX./.X.O..O..")
