@@ -1,6 +1,6 @@
 """The `mallard` command line. With no arguments it is the engine (the first command chooses UCI,
 UGI or GTP); subcommands `uci`, `ugi`, `gtp` force a protocol; `solve`, `perft`, `bench`, `book`
-are the tools (argparse)."""
+are the tools (argparse); `match` has cutechess-cli's grammar (protocol/match_cli.py)."""
 
 from __future__ import annotations
 
@@ -73,6 +73,23 @@ def _bench_duck_match(args) -> int:
     from protocol.bench import bench_duck_match
 
     return bench_duck_match(args.a, args.b, args.pairs, args.nodes, args.jobs, args.seed)
+
+
+def _prove(args) -> int:
+    from engines.uttt.prover import Prover, format_outcome, solve_interruptibly
+    from engines.uttt.rules import UtttGame
+
+    position = UtttGame().parse_position(args.position)
+    prover = Prover(hash_mb=args.hash, critical=not args.no_critical)
+    outcome, interrupted = solve_interruptibly(prover, position, args.limit)
+    print(format_outcome(position, outcome))
+    return 130 if interrupted else 0
+
+
+def _bench_uttt(args) -> int:
+    from protocol.uttt_bench import bench_uttt
+
+    return bench_uttt(args.positions, args.limit, args.seed)
 
 
 def _book_build(args) -> int:
@@ -163,6 +180,24 @@ def build_parser() -> argparse.ArgumentParser:
     dm.add_argument("--seed", type=int, default=1)
     dm.set_defaults(run=_bench_duck_match)
 
+    ut = bench_games.add_parser("uttt", help="UTTT perft speed and the df-pn prover")
+    ut.add_argument("--positions", type=int, default=5, metavar="N",
+                    help="random positions per row of the prover tables (default 5)")
+    ut.add_argument("--limit", type=float, default=10.0, metavar="SECONDS",
+                    help="time limit per proof (default 10)")
+    ut.add_argument("--seed", type=int, default=1)
+    ut.set_defaults(run=_bench_uttt)
+
+    prove = commands.add_parser("prove", help="prove a position's value (win/draw/loss)")
+    prove.add_argument("game", choices=["uttt"], help="the game")
+    prove.add_argument("position", metavar="POSITION", help="the position text (quote it)")
+    prove.add_argument("--limit", type=float, metavar="SECONDS",
+                       help="give up after this many seconds (default: no limit)")
+    prove.add_argument("--no-critical", action="store_true",
+                       help="without the critical-board analysis")
+    prove.add_argument("--hash", type=int, default=64, metavar="MB", help="table size (MB)")
+    prove.set_defaults(run=_prove)
+    
     commands.add_parser("match", help="engine-vs-engine match, cutechess-cli's options "
                         "(mallard match -help)", add_help=False)
     book = commands.add_parser("book", help="opening books")

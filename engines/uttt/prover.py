@@ -1,0 +1,366 @@
+"""The Ultimate Tic-Tac-Toe prover's Python API: `Prover.solve` and `Prover.prove_win`.
+
+`prove_win(position, attacker)` runs one df-pn search (`prover_kernels`) on "`attacker` wins":
+True when proven, False when disproven (the attacker at best draws), None when a limit or a stop
+request ended it first. `solve` runs it for the side to move and, when that is disproven, for the
+opponent: win, loss or draw for the side to move. Both searches of a solve share one table
+(entries are keyed by the attacker too); each solve or prove_win starts from an empty table, so
+node counts do not depend on what was searched before.
+
+Values are from the side to move: +1 it wins, 0 draw, -1 it loses, None unknown. A finished
+position is answered from its result (0 nodes, proof size 1, empty PV).
+
+Options: `critical` (the critical-board analysis: pruning, wins at once, positions without a
+safe move), `dead_lines` (no global line left for the attacker) and `mobility` (new nodes'
+numbers seeded from their move count) — see `prover_kernels`; all on by default, and
+`mallard prove --no-critical` turns off only the first.
+
+After a decided solve the result is read back from the table (this can re-search a little when
+the table has dropped entries; those nodes are `walk_nodes`, not `nodes`):
+- `proof_size`: the nodes of the proof tree — from the root, one proving child where the winner
+  moves and every unpruned child where the loser moves, each transposition once, a statically
+  decided node a leaf, moves pruned by the critical-board analysis not counted. For a draw it is
+  the sum of the two disproof trees (side to move does not win; opponent does not win). -1 when
+  the walk could not finish (stopped, or its budget of max(200,000, nodes) re-searched nodes
+  ran out; the PV gets its own budget of the same size).
+- `pv`: winner's moves that keep the proof (the least-worked proven child, or a win at once)
+  against the loser's most stubborn replies (the most-worked child), to the end of the game; for
+  a draw each side plays a move after which the opponent is proven not to win.
+
+Limits: `node_limit` (0 = none) bounds the nodes of both searches together, `time_limit` (seconds)
+their wall time; `stop_flag` (a numpy array, non-zero first element) and `request_stop()` stop a
+search from another thread. The kernels poll every 4096 nodes with the GIL released.
+`solve_interruptibly` runs a solve in a worker thread so that Ctrl-C stops it (the CLI), and
+`format_outcome` writes the one-line report of `mallard prove`.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Optional, Union
+
+import numpy as np
+
+from engines.uttt import kernels as K
+from engines.uttt import prover_kernels as PK
+from engines.uttt.board import DRAWN, O_WON, RESULT_NONE, S_RESULT, S_SIDE, X_WON
+from engines.uttt.rules import SIDES, UtttGame, UtttPosition
+from engines.watchdog import Watchdog
+
+BYTES_PER_ENTRY = PK.TT_WORDS * 8
+VISITED_START_BITS = 20
+VISITED_MAX_BITS = 27
+MIN_WALK_BUDGET = 200_000
+
+
+@dataclass
+class ProofOutcome:
+    value: Optional[int]      # +1 side to move wins, 0 draw, -1 side to move loses, None unknown
+    text: str                 # "X wins" / "O wins" / "draw" / "unknown"
+    nodes: int                # nodes expanded by the searches (both runs)
+    proof_size: int           # nodes of the proof tree (module docstring); -1 unknown
+    seconds: float            # wall time of the whole call
+    pv: list = field(default_factory=list)   # moves 0..80
+    best_move: Optional[int] = None
+    search_seconds: float = 0.0   # the searches alone (what nodes/s is measured on)
+    walk_nodes: int = 0           # nodes re-searched while reading the proof back
+
+
+def bucket_bits_for(hash_mb: int) -> int:
+    """Index bits of the largest power-of-two number of 4-entry buckets in `hash_mb` MB."""
+    buckets = max(1, int(hash_mb)) * (1 << 20) // (BYTES_PER_ENTRY * PK.BUCKET)
+    return max(8, buckets.bit_length() - 1)
+
+
+class Prover:
+    """df-pn prover; one search at a time, `request_stop` from any thread."""
+
+    def __init__(self, hash_mb: int = 64, critical: bool = True, dead_lines: bool = True,
+                 mobility: bool = True):
+        self.ctx = np.zeros(PK.CTX_SIZE, dtype=np.int64)
+        self.stop = np.zeros(1, dtype=np.int64)
+        (self.stack, self.moves, self.keys, self.pns, self.dns,
+         self.walk_moves) = PK.new_buffers()
+        self.candidates = np.zeros(81, dtype=np.int64)
+        self.critical = critical
+        self.dead_lines = dead_lines
+        self.user_stopped = False
+        self.ctx[PK.C_FLAGS] = (PK.CRITICAL if critical else 0) | (
+            PK.DEAD_LINES if dead_lines else 0) | (PK.MOBILITY if mobility else 0)
+        self.set_hash(hash_mb)
+        self._game = UtttGame()
+
+    # --- configuration ------------------------------------------------------------------------
+    def set_hash(self, hash_mb: int) -> None:
+        bits = bucket_bits_for(hash_mb)
+        self.tt = np.zeros((1 << bits) * PK.BUCKET * PK.TT_WORDS, dtype=np.int64)
+        self.tt.fill(0)  # commit the pages now, not inside timed searches
+        self.ctx[PK.C_TT_MASK] = (1 << bits) - 1
+
+    def clear(self) -> None:
+        self.tt.fill(0)
+
+    def request_stop(self) -> None:
+        """Ask the running search to unwind (safe from another thread)."""
+        self.user_stopped = True
+        self.stop[0] = 1
+
+    def _halt(self) -> None:
+        """The watchdog's stop: the time limit or the caller's flag."""
+        self.stop[0] = 1
+
+    @property
+    def nodes(self) -> int:
+        return int(self.ctx[PK.C_NODES])
+
+    def _start(self, node_limit: int) -> None:
+        self.ctx[PK.C_NODES] = 0
+        self.ctx[PK.C_ABORTED] = 0
+        self.ctx[PK.C_NODE_LIMIT] = max(0, int(node_limit or 0))
+        self.user_stopped = False
+        self.stop[0] = 0
+
+    def _position(self, position: Union[UtttPosition, str]) -> UtttPosition:
+        if isinstance(position, str):
+            return self._game.parse_position(position)
+        return position
+
+    def _search(self, state: np.ndarray, attacker: int) -> int:
+        self.stack[0] = state
+        return int(PK.prove_kernel(self.stack, np.int64(attacker), self.ctx, self.tt, self.stop,
+                                   self.moves, self.keys, self.pns, self.dns))
+
+    # --- proving ------------------------------------------------------------------------------
+    def prove_win(self, position, attacker: int, node_limit: int = 0,
+                  time_limit: Optional[float] = None,
+                  stop_flag: Optional[np.ndarray] = None) -> tuple[Optional[bool], int]:
+        """(True proven / False disproven / None unknown, nodes) for "`attacker` wins"."""
+        position = self._position(position)
+        if attacker not in (0, 1):
+            raise ValueError(f"attacker must be 0 (X) or 1 (O), not {attacker!r}")
+        self.clear()
+        self._start(node_limit)
+        watchdog = self._watchdog(stop_flag, time_limit)
+        try:
+            status = self._search(position.state, attacker)
+        finally:
+            if watchdog is not None:
+                watchdog.finish()
+        return _as_bool(status), self.nodes
+
+    def solve(self, position, node_limit: int = 0, time_limit: Optional[float] = None,
+              stop_flag: Optional[np.ndarray] = None, details: bool = True) -> ProofOutcome:
+        """Win, draw or loss of the side to move (see the module docstring); `details=False`
+        skips the proof size and the PV."""
+        started = time.perf_counter()
+        position = self._position(position)
+        state = position.state
+        side = int(state[S_SIDE])
+        if int(state[S_RESULT]) != RESULT_NONE:
+            value = _finished_value(int(state[S_RESULT]), side)
+            return ProofOutcome(value, _text(value, side), 0, 1, time.perf_counter() - started,
+                                [], None)
+        self.clear()
+        self._start(node_limit)
+        watchdog = self._watchdog(stop_flag, time_limit)
+        try:
+            value = None
+            first = self._search(state, side)
+            if first == PK.PROVEN:
+                value = 1
+            elif first == PK.DISPROVEN:
+                second = self._search(state, 1 - side)
+                if second == PK.PROVEN:
+                    value = -1
+                elif second == PK.DISPROVEN:
+                    value = 0
+        finally:
+            if watchdog is not None:
+                watchdog.finish()
+        nodes = self.nodes
+        search_seconds = time.perf_counter() - started
+        proof_size, pv, walk_nodes = -1, [], 0
+        if value is not None and details:
+            if not self.user_stopped and (stop_flag is None or not stop_flag[0]):
+                self.stop[0] = 0  # a time limit that fired as the search ended: not for the walk
+            watchdog = self._watchdog(stop_flag, None)
+            try:
+                budget = max(MIN_WALK_BUDGET, nodes)
+                self._allow(budget)
+                proof_size = self._proof_size(state, side, value)
+                self._allow(budget)
+                pv = self._principal_variation(state, side, value)
+                walk_nodes = self.nodes - nodes
+            finally:
+                if watchdog is not None:
+                    watchdog.finish()
+        return ProofOutcome(value, _text(value, side), nodes, proof_size,
+                            time.perf_counter() - started, pv, pv[0] if pv else None,
+                            search_seconds, walk_nodes)
+
+    def _allow(self, budget: int) -> None:
+        """Lets the walk re-search up to `budget` more nodes (a stop request still holds)."""
+        self.ctx[PK.C_ABORTED] = 0
+        self.ctx[PK.C_NODE_LIMIT] = self.nodes + budget
+
+    def _watchdog(self, stop_flag, time_limit) -> Optional[Watchdog]:
+        if stop_flag is None and time_limit is None:
+            return None
+        deadline = None if time_limit is None else time.perf_counter() + float(time_limit)
+        watchdog = Watchdog(self._halt, stop_flag, deadline)
+        watchdog.start()
+        return watchdog
+
+    # --- reading the proof back ---------------------------------------------------------------
+    def _proof_size(self, state: np.ndarray, side: int, value: int) -> int:
+        if value == 0:
+            parts = [(side, PK.DISPROVEN), (1 - side, PK.DISPROVEN)]
+        else:
+            parts = [(side if value > 0 else 1 - side, PK.PROVEN)]
+        total = 0
+        for attacker, target in parts:
+            size = self._walk(state, attacker, target)
+            if size < 0:
+                return -1
+            total += size
+        return total
+
+    def _walk(self, state: np.ndarray, attacker: int, target: int) -> int:
+        bits = VISITED_START_BITS
+        while True:
+            visited = np.zeros(1 << bits, dtype=np.int64)
+            self.stack[0] = state
+            size = int(PK.proof_size_kernel(self.stack, np.int64(attacker), np.int64(target),
+                                            self.ctx, self.tt, self.stop, self.moves, self.keys,
+                                            self.pns, self.dns, self.walk_moves, visited))
+            if self.ctx[PK.C_WALK_FULL] and bits < VISITED_MAX_BITS:
+                bits += 2
+                continue
+            if self.ctx[PK.C_WALK_FULL] or self.ctx[PK.C_WALK_FAILED] or self.ctx[PK.C_ABORTED]:
+                return -1
+            return size
+
+    def _choose(self, state: np.ndarray, attacker: int, target: int, moves: list) -> int:
+        self.stack[0] = state
+        self.candidates[:len(moves)] = moves
+        return int(PK.choose_child_kernel(self.stack, np.int64(attacker), np.int64(target),
+                                          self.ctx, self.tt, self.stop, self.moves, self.keys,
+                                          self.pns, self.dns, self.walk_moves, self.candidates,
+                                          np.int64(len(moves))))
+
+    def _principal_variation(self, root: np.ndarray, side: int, value: int) -> list:
+        winner = None if value == 0 else (side if value > 0 else 1 - side)
+        flags = int(self.ctx[PK.C_FLAGS])
+        state = root.copy()
+        buffer = np.zeros(81, dtype=np.int64)
+        pv = []
+        while int(state[S_RESULT]) == RESULT_NONE:
+            mover = int(state[S_SIDE])
+            count = K.generate_moves(state, buffer)
+            legal = [int(move) for move in buffer[:count]]
+            if winner is None:
+                # a draw: a move after which the opponent is proven not to win
+                move = self._choose(state, 1 - mover, PK.DISPROVEN, legal)
+            elif mover == winner:
+                move = int(K.winning_move(state))
+                if move < 0:
+                    safe = PK.node_moves(state, buffer, flags)
+                    move = self._choose(state, winner, PK.PROVEN,
+                                        [int(m) for m in buffer[:safe]])
+            else:
+                move = self._stubborn_reply(state, winner, legal)
+            if move < 0:
+                break  # the proof could not be re-established within the walk budget
+            pv.append(move)
+            K.make_move(state, move)
+        return pv
+
+    def _stubborn_reply(self, state: np.ndarray, winner: int, legal: list) -> int:
+        """The loser's move whose (proven) child took the most work to prove; a move that
+        loses statically only when every move does."""
+        flags = int(self.ctx[PK.C_FLAGS])
+        best, best_score = legal[0], -1
+        child = state.copy()
+        for move in legal:
+            child[:] = state
+            K.make_move(child, move)
+            if PK.static_value(child, np.int64(winner), flags) != PK.UNKNOWN:
+                score = 0
+            else:
+                score = 1 + int(PK.entry_work(child, np.int64(winner), self.ctx, self.tt))
+            if score > best_score:
+                best, best_score = move, score
+        return best
+
+
+def _as_bool(status: int) -> Optional[bool]:
+    if status == PK.PROVEN:
+        return True
+    if status == PK.DISPROVEN:
+        return False
+    return None
+
+
+def _finished_value(result: int, side: int) -> int:
+    if result == DRAWN:
+        return 0
+    winner = 0 if result == X_WON else 1
+    assert result in (X_WON, O_WON)
+    return 1 if winner == side else -1
+
+
+def _text(value: Optional[int], side: int) -> str:
+    if value is None:
+        return "unknown"
+    if value == 0:
+        return "draw"
+    winner = side if value > 0 else 1 - side
+    return f"{SIDES[winner]} wins"
+
+
+def solve_interruptibly(prover: Prover, position, time_limit: Optional[float] = None
+                        ) -> tuple[ProofOutcome, bool]:
+    """`prover.solve` in a worker thread, so that Ctrl-C (which Python only sees between
+    bytecodes of the main thread) stops the search instead of waiting for it:
+    (outcome, interrupted)."""
+    box: dict = {}
+    done = threading.Event()
+
+    def work() -> None:
+        try:
+            box["outcome"] = prover.solve(position, time_limit=time_limit)
+        except BaseException as error:  # handed to the caller's thread
+            box["error"] = error
+        finally:
+            done.set()
+
+    threading.Thread(target=work, daemon=True).start()
+    interrupted = False
+    while not done.is_set():
+        try:
+            done.wait(0.1)  # an Event, not Thread.join: an interrupted join can lose the thread
+        except KeyboardInterrupt:
+            interrupted = True
+        if interrupted:  # asked again until it ends: a solve that had not started clears it
+            prover.request_stop()
+    if "error" in box:
+        raise box["error"]
+    return box["outcome"], interrupted
+
+
+def format_outcome(position: UtttPosition, outcome: ProofOutcome) -> str:
+    """The one-line report of `mallard prove`."""
+    proof = f"{outcome.proof_size:,}" if outcome.proof_size >= 0 else "?"
+    line = (f"{outcome.text}  proof {proof} nodes  {outcome.nodes:,} nodes searched  "
+            f"{outcome.seconds:.2f} s")
+    moves = []
+    current = position
+    for move in outcome.pv:
+        moves.append(current.format_move(move))
+        current = current.play(move)
+    return line + "  pv: " + (" ".join(moves) if moves else "-")
+
+
+__all__ = ["ProofOutcome", "Prover", "format_outcome", "solve_interruptibly", "bucket_bits_for"]

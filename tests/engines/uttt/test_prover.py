@@ -1,0 +1,326 @@
+"""The df-pn prover (`engines.uttt.prover`) against the reference page's proven positions and
+against an exhaustive minimax written here (plain Python over the rules' move generator, no
+pruning, no proof numbers), with and without the critical-board analysis; the soundness of every
+static decision and pruned move; stopping; the `mallard prove` command line."""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from engines import get_game
+from engines.uttt import kernels as K
+from engines.uttt import prover_kernels as PK
+from engines.uttt.board import DRAWN, RESULT_NONE, S_RESULT, S_SIDE
+from engines.uttt.prover import Prover, ProofOutcome
+from engines.uttt.rules import UtttPosition
+from protocol.cli import main
+
+# the reference page's proven positions (side to move first in the text)
+REFERENCE_PROVEN = [
+    ("O;OX..@XXX.;X.OOO.OO./XO.X.OXO./X.XXX.O.O/XXOOXOO../OXOOXO.O./XXX....O./X.OX..X.O/"
+     "XO.XXX.../.O.....XX", "X wins"),
+    ("X;OXO..X@XX;XOOOOO.O./XXXXOO.OO/X.X...OOO/XX.OXO.../OXOOX..O./XXX....O./.O..X.X.O/"
+     "XO.XXX.../.O....XXX", "X wins"),
+    ("X;O..XOX@X.;X.OOO.OO./XO.XXOOO./X.X..OO.O/.X.OXO.X./OXOOX.O../XXX....O./.XX...XX./"
+     "XO.XXXOO./OO.....XX", "O wins"),
+]
+CRITICAL_EXAMPLE = ("X;OXO.O.@..;X.OOOO.O./XO.X.OXO./X.X.X.OOO/.XXOXO.OX/OXOOX.O../.XXXX..O./"
+                    "X.O...X.O/XO.X.XOXX/.O.O.O.XX")
+ORACLE_POSITIONS = 120
+ORACLE_SEED = 20240611
+
+
+@pytest.fixture(scope="module")
+def game():
+    return get_game("uttt")
+
+
+@pytest.fixture(scope="module")
+def provers():
+    return {True: Prover(hash_mb=16, critical=True), False: Prover(hash_mb=16, critical=False)}
+
+
+# --- the oracle -------------------------------------------------------------------------------
+def oracle_value(state: np.ndarray, memo: dict) -> int:
+    """+1 / 0 / -1 for the side to move, by plain exhaustive minimax (memoised on the state)."""
+    result = int(state[S_RESULT])
+    if result != RESULT_NONE:
+        # the previous mover ended the game: it won, or it is a draw
+        return 0 if result == DRAWN else -1
+    key = state.tobytes()
+    if key in memo:
+        return memo[key]
+    moves = np.zeros(81, dtype=np.int64)
+    count = K.generate_moves(state, moves)
+    best = -1
+    for move in moves[:count]:
+        child = state.copy()
+        K.make_move(child, int(move))
+        best = max(best, -oracle_value(child, memo))
+        if best == 1:
+            break
+    memo[key] = best
+    return best
+
+
+def random_late_state(rng: random.Random, open_cells: int) -> np.ndarray:
+    moves = np.zeros(81, dtype=np.int64)
+    while True:
+        state = get_game("uttt").start_position().state.copy()
+        while state[S_RESULT] == RESULT_NONE and K.count_open_cells(state) > open_cells:
+            count = K.generate_moves(state, moves)
+            K.make_move(state, int(moves[rng.randrange(count)]))
+        if state[S_RESULT] == RESULT_NONE:
+            return state
+
+
+@pytest.fixture(scope="module")
+def oracle_cases():
+    """(state, oracle value) for random positions with 8..14 open cells."""
+    rng = random.Random(ORACLE_SEED)
+    memo: dict = {}
+    cases = []
+    for _ in range(ORACLE_POSITIONS):
+        state = random_late_state(rng, rng.randint(8, 14))
+        cases.append((state, oracle_value(state, memo)))
+    return cases, memo
+
+
+def _replay(game, state, pv) -> UtttPosition:
+    position = UtttPosition(game, state.copy())
+    for move in pv:
+        position = position.play(move)  # raises on an illegal move
+    return position
+
+
+def _check_pv(game, state, outcome: ProofOutcome) -> None:
+    end = _replay(game, state, outcome.pv).result()
+    assert end is not None, "the PV stops before the end of the game"
+    side = int(state[S_SIDE])
+    if outcome.value == 0:
+        assert end.winner is None
+    else:
+        assert end.winner == (side if outcome.value > 0 else 1 - side)
+    assert outcome.best_move == (outcome.pv[0] if outcome.pv else None)
+
+
+# --- the reference page -------------------------------------------------------------------------
+@pytest.mark.parametrize("critical", [True, False])
+@pytest.mark.parametrize("text, expected", REFERENCE_PROVEN)
+def test_reference_proven_positions(game, provers, text, expected, critical):
+    position = game.parse_position(text)
+    outcome = provers[critical].solve(position)
+    assert outcome.text == expected
+    assert outcome.value == (1 if expected[0] == "XO"[position.side_to_move] else -1)
+    assert outcome.proof_size >= 1
+    _check_pv(game, position.state, outcome)
+
+
+def test_critical_boards_of_the_reference_example(game):
+    position = game.parse_position(CRITICAL_EXAMPLE)
+    assert position.critical_boards() == (0x0, 0x140)
+    # X must play in board g; cells b and e send O to a closed board (O then wins in board i)
+    moves = np.zeros(81, dtype=np.int64)
+    count = PK.generate_safe_moves(position.state, moves)
+    assert sorted(position.format_move(int(m)) for m in moves[:count]) == ["gd", "gf", "gh"]
+    assert sorted(position.format_move(m) for m in position.legal_moves()) == \
+        ["gb", "gd", "ge", "gf", "gh"]
+
+
+# --- against the oracle -------------------------------------------------------------------------
+@pytest.mark.parametrize("critical", [True, False])
+def test_solve_agrees_with_exhaustive_minimax(game, provers, oracle_cases, critical):
+    cases, _ = oracle_cases
+    assert len(cases) >= 100
+    values = set()
+    for state, expected in cases:
+        outcome = provers[critical].solve(UtttPosition(game, state))
+        assert outcome.value == expected, UtttPosition(game, state).fen()
+        _check_pv(game, state, outcome)
+        assert outcome.proof_size >= 1
+        values.add(expected)
+    assert values == {-1, 0, 1}  # the sample holds wins, draws and losses
+
+
+def test_prove_win_agrees_with_exhaustive_minimax(game, provers, oracle_cases):
+    cases, _ = oracle_cases
+    for state, expected in cases[:40]:
+        position = UtttPosition(game, state)
+        side = position.side_to_move
+        for critical in (True, False):
+            mover_wins, _ = provers[critical].prove_win(position, side)
+            opponent_wins, _ = provers[critical].prove_win(position, 1 - side)
+            assert mover_wins == (expected == 1)
+            assert opponent_wins == (expected == -1)
+
+
+def test_static_decisions_and_pruned_moves_are_sound(game, oracle_cases):
+    """Every move the critical analysis prunes loses, and every static decision (game over, dead
+    lines, a win at once, no safe move) matches the oracle — at the sample positions and at every
+    position the oracle visited below them."""
+    _, memo = oracle_cases
+    flags = PK.CRITICAL | PK.DEAD_LINES
+    moves = np.zeros(81, dtype=np.int64)
+    safe = np.zeros(81, dtype=np.int64)
+    pruned_seen = decided_seen = 0
+    rng = random.Random(5)
+    keys = list(memo)
+    rng.shuffle(keys)
+    for key in keys[:12000]:
+        state = np.frombuffer(key, dtype=np.int64).copy()
+        value = memo[key]
+        side = int(state[S_SIDE])
+        for attacker in (0, 1):
+            static = PK.static_value(state, np.int64(attacker), flags)
+            if static != PK.UNKNOWN:
+                decided_seen += 1
+                attacker_wins = value == (1 if attacker == side else -1)
+                assert static == (PK.PROVEN if attacker_wins else PK.DISPROVEN)
+            if not PK.can_still_win(state, np.int64(attacker)):
+                assert value != (1 if attacker == side else -1)
+        count = K.generate_moves(state, moves)
+        kept = set(int(m) for m in safe[:PK.generate_safe_moves(state, safe)])
+        assert kept <= set(int(m) for m in moves[:count])
+        assert PK.has_safe_move(state) == bool(kept)
+        assert PK.count_node_moves(state, flags) == len(kept)
+        if K.winning_move(state) >= 0:
+            continue  # pruning applies only when the side to move cannot win at once
+        for move in moves[:count]:
+            if int(move) in kept:
+                continue
+            pruned_seen += 1
+            child = state.copy()
+            K.make_move(child, int(move))
+            assert oracle_value(child, memo) == 1, "a pruned move does not lose"
+    assert pruned_seen > 100 and decided_seen > 100
+
+
+@pytest.mark.slow
+def test_solve_agrees_with_exhaustive_minimax_on_bigger_positions(game, provers):
+    rng = random.Random(ORACLE_SEED + 1)
+    for _ in range(25):
+        state = random_late_state(rng, rng.randint(15, 17))
+        expected = oracle_value(state, {})
+        for critical in (True, False):
+            outcome = provers[critical].solve(UtttPosition(game, state))
+            assert outcome.value == expected, UtttPosition(game, state).fen()
+            _check_pv(game, state, outcome)
+
+
+@pytest.mark.parametrize("open_cells, count", [
+    (30, 8), pytest.param(36, 10, marks=pytest.mark.slow)])
+def test_with_and_without_the_analysis_agree(game, provers, open_cells, count):
+    """Beyond the oracle's reach: the analysis may change the work, never the value."""
+    rng = random.Random(open_cells)
+    plain_nodes = critical_nodes = 0
+    for _ in range(count):
+        state = random_late_state(rng, open_cells)
+        outcomes = {critical: provers[critical].solve(UtttPosition(game, state))
+                    for critical in (True, False)}
+        assert outcomes[True].value is not None
+        assert outcomes[True].value == outcomes[False].value
+        for outcome in outcomes.values():
+            _check_pv(game, state, outcome)
+        critical_nodes += outcomes[True].nodes
+        plain_nodes += outcomes[False].nodes
+    assert critical_nodes < plain_nodes
+
+
+# --- other behaviour ----------------------------------------------------------------------------
+def test_small_table_still_proves_and_reads_the_proof_back(game):
+    rng = random.Random(11)
+    big, small = Prover(hash_mb=64), Prover(hash_mb=1)
+    for _ in range(3):
+        position = UtttPosition(game, random_late_state(rng, 34))
+        expected = big.solve(position)
+        outcome = small.solve(position)
+        assert expected.value is not None and outcome.value == expected.value
+        _check_pv(game, position.state, outcome)
+
+
+def test_node_limit_gives_unknown(game):
+    outcome = Prover(hash_mb=4).solve(game.start_position(), node_limit=20_000)
+    assert outcome.value is None and outcome.text == "unknown"
+    assert outcome.pv == [] and outcome.best_move is None
+    assert 20_000 <= outcome.nodes < 30_000
+
+
+def _stopped_within(run, stop, seconds: float) -> tuple[object, float]:
+    box = {}
+    thread = threading.Thread(target=lambda: box.setdefault("outcome", run()))
+    thread.start()
+    time.sleep(0.5)
+    stopped_at = time.perf_counter()
+    stop()
+    thread.join(seconds)
+    assert not thread.is_alive(), "the search did not stop"
+    return box["outcome"], time.perf_counter() - stopped_at
+
+
+def test_request_stop_from_another_thread(game):
+    prover = Prover(hash_mb=16)
+    outcome, latency = _stopped_within(lambda: prover.solve(game.start_position()),
+                                       prover.request_stop, 5.0)
+    assert outcome.value is None and outcome.nodes > 0
+    assert latency < 1.0
+
+
+def test_stop_flag_and_time_limit(game):
+    prover = Prover(hash_mb=16)
+    flag = np.zeros(1, dtype=np.int64)
+    outcome, latency = _stopped_within(
+        lambda: prover.solve(game.start_position(), stop_flag=flag), lambda: flag.__setitem__(0, 1),
+        5.0)
+    assert outcome.value is None and latency < 1.0
+    started = time.perf_counter()
+    outcome = prover.solve(game.start_position(), time_limit=0.3)
+    assert outcome.value is None and time.perf_counter() - started < 1.5
+    result, nodes = prover.prove_win(game.start_position(), 0, time_limit=0.2)
+    assert result is None and nodes > 0
+
+
+def test_finished_positions_and_the_game_api(game, oracle_cases):
+    cases, _ = oracle_cases
+    state, expected = next((s, v) for s, v in cases if v != 0)
+    position = UtttPosition(game, state)
+    result = game.prove(position, node_limit=1_000_000)
+    assert result is not None
+    assert result.winner == (position.side_to_move if expected > 0 else 1 - position.side_to_move)
+    # a finished game: the value of the side to move, no search
+    finished = position
+    while finished.result() is None:
+        finished = finished.play(finished.legal_moves()[0])
+    outcome = Prover(hash_mb=1).solve(finished)
+    winner = finished.result().winner
+    assert outcome.nodes == 0 and outcome.pv == []
+    assert outcome.value == (0 if winner is None else 1 if winner == finished.side_to_move else -1)
+
+
+# --- the command line ---------------------------------------------------------------------------
+def test_prove_command_prints_one_line(capsys):
+    text, expected = REFERENCE_PROVEN[2]
+    for extra in ([], ["--no-critical"], ["--limit", "30", "--hash", "8"]):
+        assert main(["prove", "uttt", text] + extra) == 0
+        lines = capsys.readouterr().out.strip().splitlines()
+        assert len(lines) == 1
+        line = lines[0]
+        assert line.startswith(expected)
+        assert "proof" in line and "nodes searched" in line and " s " in line
+        pv = line.split("pv: ")[1].split()
+        position = get_game("uttt").parse_position(text)
+        for move in pv:
+            position = position.play(position.parse_move(move))
+        assert position.result() is not None and position.result().winner == 1
+
+
+def test_prove_command_rejects_a_bad_position(capsys):
+    assert main(["prove", "uttt", "X;.........;nonsense"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("mallard:") and "Traceback" not in captured.err
