@@ -34,6 +34,7 @@ from engines.duck.evaluation import PIECE_VALUES, evaluate
 from engines.duck.kernels import (
     generate_piece_moves, is_blocked, path_end, pop_move, push_piece_move,
 )
+from engines.search_common import score_from_table, score_to_table
 
 INF = 32000
 MATE = 30000
@@ -67,24 +68,6 @@ def _returns(ctx, score, rx, re, rx2):
     ctx[C_RE] = re
     ctx[C_RX2] = rx2
     return score
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _to_tt(value, ply):
-    if value > MATE_BOUND:
-        return value + ply
-    if value < -MATE_BOUND:
-        return value - ply
-    return value
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _from_tt(value, ply):
-    if value > MATE_BOUND:
-        return value - ply
-    if value < -MATE_BOUND:
-        return value + ply
-    return value
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -339,8 +322,8 @@ def _store(tt, ctx, key, ply, depth, move, score, re, rx, rx2, alpha, beta):
     flags = _bound(score, alpha, beta) | _bound(re, alpha, beta) << 2
     tt[slot] = key
     tt[slot + 1] = move | depth << 20 | flags << 28 | (rx + 1) << 32 | (rx2 + 1) << 40
-    tt[slot + 2] = _to_tt(score, ply)
-    tt[slot + 3] = _to_tt(re, ply)
+    tt[slot + 2] = score_to_table(score, ply, MATE_BOUND)
+    tt[slot + 3] = score_to_table(re, ply, MATE_BOUND)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -448,8 +431,8 @@ def search(state, undo, moves, order, ex, ctx, tt, stop, ply, depth, alpha, beta
         tt_move = data & 0xFFFFF
         stored_depth = (data >> 20) & 0xFF
         if stored_depth == depth or (stored_depth > depth and not ctx[C_TT_SAME_DEPTH]):
-            score = _from_tt(tt[slot + 2], ply)
-            re = _from_tt(tt[slot + 3], ply)
+            score = score_from_table(tt[slot + 2], ply, MATE_BOUND)
+            re = score_from_table(tt[slot + 3], ply, MATE_BOUND)
             flags = (data >> 28) & 0xF
             if _resolved(score, flags & 3, alpha, beta) and \
                     _resolved(re, flags >> 2, alpha, beta):

@@ -25,6 +25,7 @@ from engines.duck.board import (
 )
 from engines.duck.evaluation import TERM_MOBILITY, TERM_PAWNS
 from engines.duck.rules import DEFAULT_HASH_MB
+from engines.search_common import widened_window
 from engines.timeman import deadline
 from engines.watchdog import Watchdog, elapsed_ms
 
@@ -218,14 +219,11 @@ class DuckSearcher(Searcher):
             done = buffers.root(state, depth, alpha, beta, root_moves, values, ducks)
             if done < len(root_moves) or buffers.ctx[SK.C_ABORTED]:
                 return False
-            top = int(values.max())
             delta *= 4
-            if top <= alpha and alpha > -SK.INF:
-                alpha = max(-SK.INF, top - delta)
-            elif top >= beta and beta < SK.INF:
-                beta = min(SK.INF, top + delta)
-            else:
+            window = widened_window(int(values.max()), alpha, beta, delta, SK.INF)
+            if window is None:
                 return True
+            alpha, beta = window
 
     def _full_move(self, position, piece: int, duck: int, searchmoves=()) -> int:
         """The piece move with its duck; `duck` -1 (or illegal) picks the most blocking square.

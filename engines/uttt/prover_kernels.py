@@ -191,19 +191,8 @@ def count_node_moves(state, flags):
 @njit(cache=True, nogil=True)
 def has_safe_move(state):
     """Whether the side to move has a move outside its losing cells."""
-    side = state[S_SIDE]
-    critical = critical_boards(state, 1 - side)
-    if critical == 0:
-        return True
-    closed = closed_boards(state)
-    forced = state[S_FORCED]
-    for board in range(9):
-        if (forced >= 0 and board != forced) or (closed >> board) & 1:
-            continue
-        empty = FULL & ~(state[S_X + board] | state[S_O + board])
-        if empty & ~losing_cells_in(critical, closed, board):
-            return True
-    return False
+    critical = critical_boards(state, 1 - state[S_SIDE])
+    return critical == 0 or _count_moves(state, critical) > 0
 
 
 @njit(cache=True, nogil=True)

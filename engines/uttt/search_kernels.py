@@ -33,6 +33,8 @@ Recursive calls pass int64 variables (a literal breaks numba's cached recursion)
 import numpy as np
 from numba import njit
 
+from engines.search_common import score_from_table, score_to_table
+
 from engines.uttt.board import (
     DRAWN, FULL, HAS_LINE, MAX_MOVES, RESULT_NONE, S_KEY, S_RESULT, S_SIDE, S_X, STATE_SIZE,
     WINNING_CELLS,
@@ -66,24 +68,6 @@ KEY_KILLER = 1 << 28
 KEY_FREE_MOVE = 1 << 30      # subtracted: the opponent may play anywhere
 KEY_SENDS_WIN = 1 << 29      # subtracted: the opponent can win the board it is sent to
 KEY_LOSING = 1 << 36         # subtracted: the opponent wins the game at once
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _to_tt(value, ply):
-    if value > MATE_BOUND:
-        return value + ply
-    if value < -MATE_BOUND:
-        return value - ply
-    return value
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _from_tt(value, ply):
-    if value > MATE_BOUND:
-        return value - ply
-    if value < -MATE_BOUND:
-        return value + ply
-    return value
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -126,7 +110,7 @@ def _tt_store(tt, ctx, key, ply, depth, move, score, flag):
         entry = bucket + TT_WORDS
     tt[entry] = key
     tt[entry + 1] = (move + 1) | depth << 8 | flag << 16 | ctx[C_GEN] << 18 \
-        | (_to_tt(score, ply) + 32768) << 32
+        | (score_to_table(score, ply, MATE_BOUND) + 32768) << 32
 
 
 @njit(cache=True, nogil=True)
@@ -269,7 +253,7 @@ def search(stack, moves, order, pv, ctx, tt, stop, ply, depth, alpha, beta):
         best_move = (data & 0xFF) - 1
         stored_depth = (data >> 8) & 0xFF
         flag = (data >> 16) & 3
-        score = _from_tt(((data >> 32) & 0xFFFF) - 32768, ply)
+        score = score_from_table(((data >> 32) & 0xFFFF) - 32768, ply, MATE_BOUND)
         if stored_depth >= depth:
             if flag == EXACT or (flag == LOWER and score >= beta) or \
                     (flag == UPPER and score <= alpha):

@@ -33,6 +33,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from engines.base import Limits, Score, SearchInfo, SearchResult, Searcher
+from engines.search_common import widened_window
 from engines.timeman import deadline, move_budget_ms
 from engines.uttt import kernels as K
 from engines.uttt import search_kernels as SK
@@ -369,14 +370,11 @@ class UtttSearcher(Searcher):
             done = buffers.root(depth, alpha, beta, root_moves, values, stoppable)
             if done < len(root_moves) or (stoppable and buffers.aborted):
                 return False
-            top = int(values.max())
             delta *= 4
-            if top <= alpha and alpha > -SK.INF:
-                alpha = max(-SK.INF, top - delta)
-            elif top >= beta and beta < SK.INF:
-                beta = min(SK.INF, top + delta)
-            else:
+            window = widened_window(int(values.max()), alpha, beta, delta, SK.INF)
+            if window is None:
                 return True
+            alpha, beta = window
 
     # --- proofs -------------------------------------------------------------------------------
     def _prove(self, position, limits: Limits, budget: Optional[int], open_cells: int,

@@ -1,0 +1,40 @@
+"""Pieces the games' alpha-beta searches share.
+
+Mate scores in a transposition table: a search stores a mate score as the distance from the
+stored node (not from the root), so the same entry is right at any ply; `score_to_table` and
+`score_from_table` convert, for scores beyond `mate_bound` in either direction. Aspiration
+windows: `widened_window` opens a failed window on the side it failed, by a growing delta.
+"""
+
+from typing import Optional
+
+from numba import njit
+
+
+@njit(cache=True, nogil=True, inline="always")
+def score_to_table(value, ply, mate_bound):
+    if value > mate_bound:
+        return value + ply
+    if value < -mate_bound:
+        return value - ply
+    return value
+
+
+@njit(cache=True, nogil=True, inline="always")
+def score_from_table(value, ply, mate_bound):
+    if value > mate_bound:
+        return value - ply
+    if value < -mate_bound:
+        return value + ply
+    return value
+
+
+def widened_window(top: int, alpha: int, beta: int, delta: int, infinity: int
+                   ) -> Optional[tuple[int, int]]:
+    """The next (alpha, beta) after a root search whose best value was `top`, or None when
+    `top` fell inside the window (the search is done)."""
+    if top <= alpha and alpha > -infinity:
+        return max(-infinity, top - delta), beta
+    if top >= beta and beta < infinity:
+        return alpha, min(infinity, top + delta)
+    return None
