@@ -34,7 +34,7 @@ from engines.duck.evaluation import PIECE_VALUES, evaluate
 from engines.duck.kernels import (
     generate_piece_moves, is_blocked, path_end, pop_move, push_piece_move,
 )
-from engines.search_common import score_from_table, score_to_table
+from engines.search_common import pick_best, score_from_table, score_to_table
 
 INF = 32000
 MATE = 30000
@@ -126,19 +126,6 @@ def _score_moves(state, moves, order, start, end, tt_move, ctx, ply, captures_on
         order[n] = key
         n += 1
     return n
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _pick(moves, order, i, end):
-    """Selection step: bring the best remaining move to position i."""
-    best = i
-    for j in range(i + 1, end):
-        if order[j] > order[best]:
-            best = j
-    if best != i:
-        moves[i], moves[best] = moves[best], moves[i]
-        order[i], order[best] = order[best], order[i]
-    return moves[i]
 
 
 # The exception list of a node: a circular doubly linked list through arrays indexed by square,
@@ -372,7 +359,7 @@ def quiescence(state, undo, moves, order, ex, ctx, tt, stop, ply, alpha, beta):
     common_move = 0
     lowest = stand
     for i in range(base, end):
-        move = _pick(moves, order, i, end)
+        move = pick_best(moves, order, i, end)
         alpha_eff = max(alpha, lowest)
         push_piece_move(state, undo, move)
         value = quiescence(state, undo, moves, order, ex, ctx, tt, stop, ply + 1, -beta,
@@ -453,7 +440,7 @@ def search(state, undo, moves, order, ex, ctx, tt, stop, ply, depth, alpha, beta
     cut = False
     side = state[S_SIDE]
     for i in range(base, end):
-        move = _pick(moves, order, i, end)
+        move = pick_best(moves, order, i, end)
         alpha_eff = max(alpha, lowest)
         push_piece_move(state, undo, move)
         if i == base:

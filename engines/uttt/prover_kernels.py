@@ -164,20 +164,27 @@ def losing_cells_in(critical_for_opponent, closed, board):
     return elsewhere | closed
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _safe_cells(state, board, critical_for_opponent, closed):
+    """The cells of `board` the side to move may play outside its losing cells (0 when the
+    board is closed or not the one it must play in)."""
+    forced = state[S_FORCED]
+    if (forced >= 0 and board != forced) or (closed >> board) & 1:
+        return 0
+    empty = FULL & ~(state[S_X + board] | state[S_O + board])
+    if critical_for_opponent != 0:
+        empty &= ~losing_cells_in(critical_for_opponent, closed, board)
+    return empty
+
+
 @njit(cache=True, nogil=True)
 def _count_moves(state, critical_for_opponent):
     """Legal moves of the side to move outside its losing cells (all of them when
     `critical_for_opponent` is 0)."""
     closed = closed_boards(state)
-    forced = state[S_FORCED]
     count = 0
     for board in range(9):
-        if (forced >= 0 and board != forced) or (closed >> board) & 1:
-            continue
-        empty = FULL & ~(state[S_X + board] | state[S_O + board])
-        if critical_for_opponent != 0:
-            empty &= ~losing_cells_in(critical_for_opponent, closed, board)
-        count += POPCOUNT[empty]
+        count += POPCOUNT[_safe_cells(state, board, critical_for_opponent, closed)]
     return count
 
 
@@ -200,17 +207,11 @@ def generate_safe_moves(state, moves):
     """The legal moves outside the side to move's losing cells; returns their number."""
     if state[S_RESULT] != RESULT_NONE:
         return 0
-    side = state[S_SIDE]
-    critical = critical_boards(state, 1 - side)
+    critical = critical_boards(state, 1 - state[S_SIDE])
     closed = closed_boards(state)
-    forced = state[S_FORCED]
     count = 0
     for board in range(9):
-        if (forced >= 0 and board != forced) or (closed >> board) & 1:
-            continue
-        empty = FULL & ~(state[S_X + board] | state[S_O + board])
-        if critical != 0:
-            empty &= ~losing_cells_in(critical, closed, board)
+        empty = _safe_cells(state, board, critical, closed)
         for cell in range(9):
             if (empty >> cell) & 1:
                 moves[count] = board * 9 + cell

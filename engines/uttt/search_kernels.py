@@ -33,7 +33,7 @@ Recursive calls pass int64 variables (a literal breaks numba's cached recursion)
 import numpy as np
 from numba import njit
 
-from engines.search_common import score_from_table, score_to_table
+from engines.search_common import pick_best, score_from_table, score_to_table
 
 from engines.uttt.board import (
     DRAWN, FULL, HAS_LINE, MAX_MOVES, RESULT_NONE, S_KEY, S_RESULT, S_SIDE, S_X, STATE_SIZE,
@@ -169,19 +169,6 @@ def score_moves(state, moves, order, start, end, best_move, ctx, ply):
         order[i] = key
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _pick(moves, order, i, end):
-    """Selection step: bring the best remaining move to position i."""
-    best = i
-    for j in range(i + 1, end):
-        if order[j] > order[best]:
-            best = j
-    if best != i:
-        moves[i], moves[best] = moves[best], moves[i]
-        order[i], order[best] = order[best], order[i]
-    return moves[i]
-
-
 @njit(cache=True, nogil=True)
 def _reward(ctx, side, move, ply, depth):
     """A quiet move caused a cut-off: killer of the ply, history of the side."""
@@ -276,7 +263,7 @@ def search(stack, moves, order, pv, ctx, tt, stop, ply, depth, alpha, beta):
     next_ply = ply + 1
     reducible = ctx[C_LMR] != 0 and depth >= 3 and depth < count_open_cells(state)
     for i in range(base, end):
-        move = _pick(moves, order, i, end)
+        move = pick_best(moves, order, i, end)
         quiet = order[i] < KEY_KILLER // 2
         child[:] = state
         make_move(child, move)
@@ -369,7 +356,7 @@ def order_root(stack, moves, order, ctx, tt, root_moves, count):
         moves[i] = root_moves[i]
     score_moves(state, moves, order, 0, count, best_move, ctx, 0)
     for i in range(count):
-        root_moves[i] = _pick(moves, order, i, count)
+        root_moves[i] = pick_best(moves, order, i, count)
 
 
 def new_stack() -> np.ndarray:
