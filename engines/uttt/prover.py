@@ -21,8 +21,9 @@ the table has dropped entries; those nodes are `walk_nodes`, not `nodes`):
   moves and every unpruned child where the loser moves, each transposition once, a statically
   decided node a leaf, moves pruned by the critical-board analysis not counted. For a draw it is
   the sum of the two disproof trees (side to move does not win; opponent does not win). -1 when
-  the walk could not finish (stopped, or its budget of max(200,000, nodes) re-searched nodes
-  ran out; the PV gets its own budget of the same size).
+  the walk could not finish (stopped, past the time limit — it gets what the search left, at
+  least 0.2 s — or its budget of max(200,000, nodes) re-searched nodes ran out; the PV gets its
+  own budget of the same size).
 - `pv`: winner's moves that keep the proof (the least-worked proven child, or a win at once)
   against the loser's most stubborn replies (the most-worked child), to the end of the game; for
   a draw each side plays a move after which the opponent is proven not to win.
@@ -53,6 +54,7 @@ BYTES_PER_ENTRY = PK.TT_WORDS * 8
 VISITED_START_BITS = 20
 VISITED_MAX_BITS = 27
 MIN_WALK_BUDGET = 200_000
+WALK_GRACE_SECONDS = 0.2  # the least time a walk gets after a search that used up the limit
 
 
 @dataclass
@@ -185,7 +187,11 @@ class Prover:
         if value is not None and details:
             if not self.user_stopped and (stop_flag is None or not stop_flag[0]):
                 self.stop[0] = 0  # a time limit that fired as the search ended: not for the walk
-            watchdog = self._watchdog(stop_flag, None)
+            # The walk keeps to what is left of the time limit (and at least a short grace):
+            # the value is proven already; a cut walk only leaves the proof size unknown.
+            walk_time = None if time_limit is None else max(
+                WALK_GRACE_SECONDS, float(time_limit) - (time.perf_counter() - started))
+            watchdog = self._watchdog(stop_flag, walk_time)
             try:
                 budget = max(MIN_WALK_BUDGET, nodes)
                 self._allow(budget)
