@@ -448,7 +448,8 @@ class GtpPlayer(Player):
             self.command(f"time_settings 0 {tc.movetime_ms / 1000:g} 1", deadline)
         elif not tc.infinite and tc.time_ms:
             # GTP has no increment: tell the main time, then the exact clock before each move.
-            self.command(f"time_settings {tc.time_ms // 1000} 0 0", deadline)
+            # `time_settings 0 0 0` would mean no limit: under a second is sent as one
+            self.command(f"time_settings {max(1, -(-tc.time_ms // 1000))} 0 0", deadline)
 
     def go(self, start_fen, moves, side, clocks, wait_ms) -> Reply:
         deadline = deadline_after(self.ready_timeout_ms)

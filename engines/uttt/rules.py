@@ -193,6 +193,8 @@ class UtttPosition(Position):
 
     def from_openspiel_actions(self, actions: Iterable[int]) -> int:
         actions = list(actions)
+        if any(not isinstance(a, (int, np.integer)) or not 0 <= a < 9 for a in actions):
+            raise MoveError(f"actions {actions}: each is a board or cell number 0..8")
         if self.forced_board is not None:
             if len(actions) != 1:
                 raise MoveError(f"the board is set ({LETTERS[self.forced_board]}): one action")
@@ -324,6 +326,8 @@ class UtttGame(Game):
             x_line, o_line = bool(HAS_LINE[x_cells]), bool(HAS_LINE[o_cells])
             full = (x_cells | o_cells) == FULL
             name = LETTERS[board]
+            if x_line and o_line:
+                raise PositionError(f"board {name} has a line of X and a line of O")
             if status == "X":
                 if not x_line:
                     raise PositionError(f"board {name} is marked won by X without an X line")
@@ -351,6 +355,9 @@ class UtttGame(Game):
         if HAS_LINE[won_x] and HAS_LINE[won_o]:
             raise PositionError("both players have three boards in a row")
         closed = won_x | won_o | int(state[S_DRAWN])
+        if HAS_LINE[won_x if state[S_SIDE] == 0 else won_o]:
+            raise PositionError(f"{side_text} to move has already won: the last move was the "
+                                "other side's")
         if HAS_LINE[won_x]:
             state[S_RESULT] = X_WON
         elif HAS_LINE[won_o]:

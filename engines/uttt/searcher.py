@@ -241,6 +241,8 @@ class UtttSearcher(Searcher):
 
         # 1. the prover's slice (or a proof cached earlier in the game)
         proof, prover_nodes = self.proofs.get(position.key()), 0
+        if proof is not None and proof.value > 0 and proof.best_move is None:
+            proof = None  # a win whose line was cut short: prove it again to get the move
         if proof is None and self.use_prover:
             proof, prover_nodes = self._prove(position, limits, budget, open_cells, started,
                                               node_limit, stop_flag, hard_deadline)
@@ -469,7 +471,7 @@ class UtttSearcher(Searcher):
                 break
             rest = proof.pv[index + 1:]
             key = current.key()
-            if key not in self.proofs:
+            if key not in self.proofs and (value <= 0 or rest):  # a win is kept with its move
                 self.proofs[key] = Proof(value, rest[0] if rest else None, rest, proof.source)
 
     @staticmethod

@@ -198,3 +198,16 @@ def test_perft_command_prints_the_node_count(capsys):
     assert capsys.readouterr().out.strip().endswith("Nodes searched: 636")
     assert main(["perft", "uttt", "--position", "X;bad", "2"]) == 2
     assert "three fields" in capsys.readouterr().err
+
+
+def test_impossible_positions_and_actions_are_refused(game):
+    empty8 = "/".join(["........."] * 8)
+    with pytest.raises(PositionError, match="line of X and a line of O"):
+        game.parse_position("X;X........;XXXOOO.../" + empty8)
+    with pytest.raises(PositionError, match="already won"):
+        game.parse_position("X;XXX......;XXX.....O/XXX.....O/XXX.....O/OO......./OO......./"
+                            "O......../O......../........./.........")
+    start = game.start_position()
+    for actions in ([0, 9], [1, -1], [9]):
+        with pytest.raises(MoveError):
+            start.from_openspiel_actions(actions)
