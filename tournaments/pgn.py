@@ -62,7 +62,7 @@ def game_pgn(record: GameRecord, event: str = "?", site: str = "?") -> str:
     tags.append(("GameDuration", f"{seconds // 3600:02d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"))
     head = "\n".join(f'[{name} "{_escape(value)}"]' for name, value in tags)
 
-    first_ply = _first_ply(start_fen, job.variant)
+    first_ply = _first_ply(start_fen)
     tokens = []
     for offset, move in enumerate(record.moves):
         ply = first_ply + offset
@@ -80,7 +80,7 @@ def game_pgn(record: GameRecord, event: str = "?", site: str = "?") -> str:
     return head + "\n\n" + "\n".join(_wrap(tokens)) + "\n\n"
 
 
-def _first_ply(fen: str, variant: str) -> int:
+def _first_ply(fen: str) -> int:
     """The ply number of the FEN's side to move (0 = White's first move), from its fields."""
     fields = fen.split()
     black = len(fields) > 1 and fields[1] == "b"

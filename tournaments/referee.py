@@ -16,8 +16,8 @@ from typing import Optional
 
 from engines import get_game
 from engines.base import Game, GameError, GameResult, Position
-from tournaments.players import (EngineConfig, EngineDisconnected, EngineError,
-                                 EngineProtocolError, EngineTimeout, Player, Reply)
+from tournaments.players import (EngineConfig, EngineDisconnected, EngineError, EngineTimeout,
+                                 Player, Reply)
 from tournaments.records import SIDE_NAMES, GameJob, GameRecord, MoveRecord
 from tournaments.timecontrol import Clock
 
@@ -209,10 +209,9 @@ def play_game(job: GameJob, pool: EnginePool, stop_requested=lambda: False) -> G
                                   start_fen=start_fen)
                 return loss(side, f"{SIDE_NAMES[side]} fails to start: {error}", "abandoned",
                             "startup", start_fen)
-        fen_for_engines = job.opening.fen
         for side in (0, 1):
             try:
-                players[side].new_game(fen_for_engines, job.board)
+                players[side].new_game(job.opening.fen, job.board)
             except EngineError as error:
                 healthy[side] = False
                 if stop_requested():

@@ -172,7 +172,6 @@ def winning_move(state):
     """Does the side to move win the game at once? Returns a move that does, or -1."""
     side = state[S_SIDE]
     forced = state[S_FORCED]
-    closed = closed_boards(state)
     critical = critical_boards(state, side)
     if forced >= 0:
         critical &= 1 << forced

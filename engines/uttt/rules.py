@@ -305,7 +305,7 @@ class UtttGame(Game):
         boards = boards_text.split("/")
         if len(boards) != 9 or any(len(board) != 9 or any(c not in ".XO" for c in board)
                                    for board in boards):
-            raise PositionError(f"boards field needs 9 boards of 9 of . X O separated by '/'")
+            raise PositionError("boards field needs 9 boards of 9 of . X O separated by '/'")
         state = np.zeros(STATE_SIZE, dtype=np.int64)
         state[S_SIDE] = SIDES.index(side_text)
         state[S_FORCED] = -1
