@@ -12,7 +12,7 @@ from typing import Optional
 from numba import njit
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def score_to_table(value, ply, mate_bound):
     if value > mate_bound:
         return value + ply
@@ -21,7 +21,7 @@ def score_to_table(value, ply, mate_bound):
     return value
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def score_from_table(value, ply, mate_bound):
     if value > mate_bound:
         return value - ply
@@ -30,7 +30,7 @@ def score_from_table(value, ply, mate_bound):
     return value
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def pick_best(moves, order, i, end):
     """Selection step of move ordering: bring the best remaining move (highest `order`) to
     position i and return it."""

@@ -40,7 +40,7 @@ _ZERO = np.uint64(0)
 _CODE_BITS = np.uint64(0xFFFFFFFF)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _mirrored(key, width, h1):
     """The key of the left-right mirrored position (self-contained: see the module docstring)."""
     column = (_ONE << np.uint64(h1)) - _ONE

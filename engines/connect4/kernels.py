@@ -104,12 +104,12 @@ def make_context(width: int, height: int) -> np.ndarray:
     return ctx
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _bits(ctx, index):
     return np.uint64(ctx[index])
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _aligned(pos, shift):
     """Cells that complete four with three stones of `pos` along a line of step `shift`."""
     s2 = shift + shift
@@ -123,7 +123,7 @@ def _aligned(pos, shift):
     return r
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def winning_cells(pos, mask, ctx):
     """Empty cells (playable or not) where one stone would make four for the owner of `pos`."""
     r = (pos << U1) & (pos << np.uint64(2)) & (pos << np.uint64(3))
@@ -135,12 +135,12 @@ def winning_cells(pos, mask, ctx):
     return r & (_bits(ctx, C_BOARD) ^ mask)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _line_of_four(free, shift):
     return (free & (free >> shift) & (free >> (shift + shift)) & (free >> (shift + shift + shift))) != U0
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def can_still_connect(free, ctx):
     """Whether the cells in `free` (empty or own stones) still contain a line of four."""
     if _line_of_four(free, U1):
@@ -152,23 +152,23 @@ def can_still_connect(free, ctx):
     return False
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def playable(mask, ctx):
     return (mask + _bits(ctx, C_BOTTOM)) & _bits(ctx, C_BOARD)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def can_win_next(cur, mask, ctx):
     return (winning_cells(cur, mask, ctx) & playable(mask, ctx)) != U0
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def non_losing_moves(cur, mask, ctx):
     """Playable cells that do not let the opponent win at once (assumes no immediate win)."""
     return non_losing_given(mask, winning_cells(cur ^ mask, mask, ctx), ctx)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def non_losing_given(mask, threats, ctx):
     """`non_losing_moves` when the opponent's winning cells are already known."""
     possible = playable(mask, ctx)
@@ -180,7 +180,7 @@ def non_losing_given(mask, threats, ctx):
     return possible & ~(threats >> U1)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def mirror_key(key, ctx):
     """The key of the left-right mirrored position."""
     w = ctx[C_W]
@@ -193,13 +193,13 @@ def mirror_key(key, ctx):
     return out
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def canonical_key(key, ctx):
     m = mirror_key(key, ctx)
     return m if m < key else key
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def book_lookup(key, book, ctx):
     """Score stored for a canonical key, or UNKNOWN."""
     n = ctx[C_BOOK_SIZE]
@@ -217,12 +217,12 @@ def book_lookup(key, book, ctx):
     return UNKNOWN
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _slot(key, bits):
     return np.int64((key * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(64 - bits))
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def tt_probe(tt, key, ctx):
     """(lower, upper) bounds stored for `key` in this generation, else (-128, 127)."""
     i = _slot(key, ctx[C_TT_BITS]) * 2
@@ -234,7 +234,7 @@ def tt_probe(tt, key, ctx):
     return -128, 127
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def tt_store(tt, key, lower, upper, ctx):
     """Store bounds for `key`, keeping the tighter of old and new when the key is already there."""
     i = _slot(key, ctx[C_TT_BITS]) * 2
@@ -252,7 +252,7 @@ def tt_store(tt, key, lower, upper, ctx):
                  | np.uint64(upper + 128))
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def move_priority(threats, opponent_threats):
     """Ordering score of a move: the winning cells the mover has after it (`threats`), not
     counting those right above an opponent's winning cell, which can never be used: whoever fills
@@ -386,7 +386,7 @@ def negamax(cur, mask, moves, alpha, beta, ctx, tt, book, opponent_threats):
     return alpha
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _half_toward_zero(x):
     return x // 2 if x >= 0 else -((-x) // 2)
 

@@ -63,7 +63,7 @@ DOUBLED, ISOLATED = 12, 10
 PASSED = np.array([0, 5, 10, 20, 35, 55, 80, 0], dtype=np.int64)  # by rank from the pawn's side
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _reach(state, sq, step):
     """Squares along a line from sq up to and including the first piece."""
     count = 0

@@ -28,7 +28,7 @@ from engines.duck.board import (
 )
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def path_end(move):
     """The last square of a move's path: its target, or the rook's square for castling."""
     frm = move & 0x7F
@@ -38,7 +38,7 @@ def path_end(move):
     return to
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def ray_blocks(frm, end, k):
     """Whether the empty square k lies on the path from `frm` up to and including `end`."""
     a = k - frm + RAY_OFFSET
@@ -52,7 +52,7 @@ def is_blocked(move, k):
     return ray_blocks(move & 0x7F, path_end(move), k)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _emit(out, n, move, frm, end, duck):
     if duck >= 0 and ray_blocks(frm, end, duck):
         return n
@@ -60,7 +60,7 @@ def _emit(out, n, move, frm, end, duck):
     return n + 1
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _emit_pawn(out, n, frm, to, kind, promote, duck):
     base = frm | to << MOVE_TO_SHIFT | kind << MOVE_KIND_SHIFT
     if promote:
@@ -138,7 +138,7 @@ def generate_piece_moves(state, out, start, duck):
     return n
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _castling(state, out, n, frm, side, duck):
     rights = state[S_CASTLE]
     home = 4 if side == 0 else 0x74

@@ -57,12 +57,12 @@ TT_WORDS = 4    # key; move | depth << 20 | flags << 28 | (rx+1) << 32 | (rx2+1)
 EXACT, LOWER, UPPER = 0, 1, 2
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _index64(sq):
     return (sq >> 4) * 8 + (sq & 7)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _returns(ctx, score, rx, re, rx2):
     ctx[C_RX] = rx
     ctx[C_RE] = re
@@ -70,7 +70,7 @@ def _returns(ctx, score, rx, re, rx2):
     return score
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _bound(value, alpha, beta):
     if value <= alpha:
         return UPPER
@@ -79,12 +79,12 @@ def _bound(value, alpha, beta):
     return EXACT
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _resolved(value, flag, alpha, beta):
     return flag == EXACT or (flag == LOWER and value >= beta) or (flag == UPPER and value <= alpha)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _poll(ctx, stop):
     ctx[C_NODES] += 1
     if (ctx[C_NODES] & POLL_MASK) == 0:
@@ -132,7 +132,7 @@ def _score_moves(state, moves, order, start, end, tt_move, ctx, ply, captures_on
 # in the node's slice of `ex` (base lb = ply * EX_STRIDE): NEXT/PREV links (HEAD is the list's
 # anchor; next[sq] == -1 means sq is not in the list), SCORE and MOVE per square. Membership is
 # one look-up; every node empties its list before it returns, so next[] stays -1 elsewhere.
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _listed(ex, lb, sq):
     return ex[lb + EX_NEXT + sq] >= 0
 
@@ -292,7 +292,7 @@ def _finish(ex, lb, common, common_move, ctx):
     return result
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _child_terms(state, ctx, value):
     """(a, xs, b): the child's worth to this node on most squares, its exception square (only
     if that square is empty here) and its worth there."""
@@ -313,7 +313,7 @@ def _store(tt, ctx, key, ply, depth, move, score, re, rx, rx2, alpha, beta):
     tt[slot + 3] = score_to_table(re, ply, MATE_BOUND)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _absorb_child(state, ex, lb, ctx, value, move, common, common_move, lowest):
     """Fold a searched child (its value and the exception terms it left in ctx) into the node:
     returns the new (common score, common move, lowest score). A node whose lowest score was

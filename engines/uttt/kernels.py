@@ -41,7 +41,7 @@ def compute_key(state):
     return key
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def closed_boards(state):
     return state[S_WON_X] | state[S_WON_O] | state[S_DRAWN]
 

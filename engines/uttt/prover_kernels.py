@@ -103,7 +103,7 @@ LOCAL_LINE_FREE = _local_line_free()
 
 
 # --- the transposition table ------------------------------------------------------------------
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def tt_key(state, attacker):
     return state[S_KEY] ^ (attacker * ATTACKER_SALT)
 
@@ -155,7 +155,7 @@ def can_still_win(state, player):
     return False
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def losing_cells_in(critical_for_opponent, closed, board):
     """Cells of `board` where the side to move loses at once (see the module docstring)."""
     elsewhere = critical_for_opponent & ~(1 << board)
@@ -164,7 +164,7 @@ def losing_cells_in(critical_for_opponent, closed, board):
     return elsewhere | closed
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _safe_cells(state, board, critical_for_opponent, closed):
     """The cells of `board` the side to move may play outside its losing cells (0 when the
     board is closed or not the one it must play in)."""
@@ -254,14 +254,14 @@ def node_moves(state, moves, flags):
 
 
 # --- df-pn --------------------------------------------------------------------------------------
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _widened(delta_2):
     if delta_2 >= INF:
         return INF
     return delta_2 + (delta_2 >> 3) + 1
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _finish(ctx, is_or, phi, delta):
     if is_or:
         ctx[C_OUT_PN] = phi

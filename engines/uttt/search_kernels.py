@@ -70,7 +70,7 @@ KEY_SENDS_WIN = 1 << 29      # subtracted: the opponent can win the board it is 
 KEY_LOSING = 1 << 36         # subtracted: the opponent wins the game at once
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _poll(ctx, stop):
     ctx[C_NODES] += 1
     if (ctx[C_NODES] & POLL_MASK) == 0:
@@ -191,7 +191,7 @@ def age_history(ctx):
         ctx[k] = -1
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _set_pv(pv, ply, move):
     length = pv[ply + 1, 0]
     pv[ply, 1] = move
