@@ -162,10 +162,19 @@ class Session:
             return None
         if key in self._game_values:
             self.wait_ready()
+            old, created = self._game_values[key], self._searcher is None
             self._game_values[key] = value
-            if self._searcher is not None:
-                self.stop_and_wait()
-                self._searcher.set_option(option.name, value)
+            try:  # applied now, so a table is allocated here and not inside a timed search
+                if created:
+                    self.searcher()
+                else:
+                    self.stop_and_wait()
+                    self._searcher.set_option(option.name, value)
+            except GameError as error:  # e.g. a table the machine cannot hold: old one kept
+                self._game_values[key] = old
+                if created:
+                    self._searcher = None
+                return str(error)
             return None
         self.values[key] = value
         return None

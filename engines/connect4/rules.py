@@ -21,8 +21,9 @@ from engines.base import Game, GameResult, MoveError, Option, Position, Position
 
 DEFAULT_WIDTH, DEFAULT_HEIGHT = 7, 6
 DEFAULT_HASH_MB = 128
+MAX_HASH_MB = 65536
 SEARCHER_OPTIONS = (
-    Option("Hash", "spin", DEFAULT_HASH_MB, 1, 65536),
+    Option("Hash", "spin", DEFAULT_HASH_MB, 1, MAX_HASH_MB),
     Option("OwnBook", "check", True),
 )
 FILES = "abcdefghijklmnopqrstuvwxyz"

@@ -3,6 +3,8 @@
 `Solver` owns the numba state: the `ctx` array (geometry, counters, options, stop flag, move
 buffers), the transposition table and the book array. Scores follow Pons' convention (see
 `kernels.py`); `solve` is exact, a weak solve returns -1/0/1. `reset()` gives the next search a fresh table in O(1) (generation bump).
+The table is allocated and touched by `engines.tables` when the size is set (1..MAX_HASH_MB MB,
+and only what the machine's memory holds); a refused size keeps the old table.
 
 Mate conversion: a score s > 0 means the side to move wins with its `mate_distance` -th move from
 now; it is what UCI prints as `score mate N`.
@@ -17,7 +19,8 @@ import numpy as np
 
 from engines.base import Limits, Score, SearchInfo, SearchResult, Searcher
 from engines.connect4 import kernels as K
-from engines.connect4.rules import DEFAULT_HASH_MB, Connect4Game, Connect4Position
+from engines.connect4.rules import DEFAULT_HASH_MB, MAX_HASH_MB, Connect4Game, Connect4Position
+from engines.tables import check_hash_mb, install_table, slots_for
 from engines.timeman import deadline
 from engines.watchdog import Watchdog, elapsed_ms
 
@@ -27,8 +30,7 @@ BYTES_PER_ENTRY = 16
 
 def tt_bits_for(hash_mb: int) -> int:
     """Largest power-of-two table (in index bits) that fits `hash_mb` megabytes."""
-    entries = max(1, hash_mb) * (1 << 20) // BYTES_PER_ENTRY
-    return max(10, entries.bit_length() - 1)
+    return slots_for(hash_mb, BYTES_PER_ENTRY, 1 << 10).bit_length() - 1
 
 
 class Solver:
@@ -47,9 +49,10 @@ class Solver:
 
     # --- configuration ---------------------------------------------------------------------
     def set_hash(self, hash_mb: int) -> None:
+        """A fresh table of `hash_mb` MB; TableSizeError (the old table kept) when refused."""
+        hash_mb = check_hash_mb(hash_mb, MAX_HASH_MB)
         bits = tt_bits_for(hash_mb)
-        self.tt = np.empty(2 << bits, dtype=np.uint64)
-        self.tt.fill(0)  # commit the pages now, not inside timed searches
+        install_table(self, "tt", 2 << bits, np.uint64, hash_mb)
         self.ctx[K.C_TT_BITS] = bits
         self.ctx[K.C_GEN] = 1
 
@@ -254,7 +257,7 @@ class Connect4Searcher(Searcher):
     def set_option(self, name: str, value) -> None:
         key = name.lower()
         if key == "hash":
-            self.solver.set_hash(int(value))
+            self.solver.set_hash(value)
         elif key == "ownbook":
             self.own_book = bool(value)
             self._book_loaded = False

@@ -25,7 +25,8 @@ from engines.duck.board import (
 
 MAX_FULL_MOVES = MAX_MOVES * 64
 DEFAULT_HASH_MB = 64
-OPTIONS = (Option("Hash", "spin", DEFAULT_HASH_MB, 1, 4096),)
+MAX_HASH_MB = 4096
+OPTIONS = (Option("Hash", "spin", DEFAULT_HASH_MB, 1, MAX_HASH_MB),)
 
 
 def _kernels():

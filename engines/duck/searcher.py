@@ -24,8 +24,9 @@ from engines.duck.board import (
     MAX_MOVES, MAX_PLY, PIECE_MOVE_MASK, S_DEPTH, S_DUCK, S_KEY, UNDO_SIZE, with_duck,
 )
 from engines.duck.evaluation import TERM_MOBILITY, TERM_PAWNS
-from engines.duck.rules import DEFAULT_HASH_MB
+from engines.duck.rules import DEFAULT_HASH_MB, MAX_HASH_MB
 from engines.search_common import widened_window
+from engines.tables import check_hash_mb, install_table, slots_for
 from engines.timeman import deadline
 from engines.watchdog import Watchdog, elapsed_ms
 
@@ -48,10 +49,12 @@ class SearchBuffers:
         self.set_hash(hash_mb)
 
     def set_hash(self, hash_mb: int) -> None:
-        entries = max(1024, int(hash_mb) * (1 << 20) // (8 * SK.TT_WORDS))
-        bits = entries.bit_length() - 1
-        self.tt = np.zeros((1 << bits) * SK.TT_WORDS, dtype=np.int64)
-        self.ctx[SK.C_TT_MASK] = (1 << bits) - 1
+        """A fresh table of `hash_mb` MB, its pages touched now (not inside a timed search);
+        TableSizeError (the old table kept) when refused."""
+        hash_mb = check_hash_mb(hash_mb, MAX_HASH_MB)
+        entries = slots_for(hash_mb, 8 * SK.TT_WORDS, 1024)
+        install_table(self, "tt", entries * SK.TT_WORDS, np.int64, hash_mb)
+        self.ctx[SK.C_TT_MASK] = entries - 1
 
     def clear(self) -> None:
         self.tt[:] = 0
@@ -135,7 +138,7 @@ class DuckSearcher(Searcher):
 
     def set_option(self, name: str, value) -> None:
         if name.lower() == "hash":
-            self.buffers.set_hash(int(value))
+            self.buffers.set_hash(value)
         else:
             raise KeyError(name)
 

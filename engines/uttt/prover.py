@@ -47,7 +47,8 @@ import numpy as np
 from engines.uttt import kernels as K
 from engines.uttt import prover_kernels as PK
 from engines.uttt.board import DRAWN, O_WON, RESULT_NONE, S_RESULT, S_SIDE, X_WON
-from engines.uttt.rules import SIDES, UtttGame, UtttPosition
+from engines.tables import check_hash_mb, install_table, slots_for
+from engines.uttt.rules import MAX_HASH_MB, SIDES, UtttGame, UtttPosition
 from engines.watchdog import Watchdog
 
 BYTES_PER_ENTRY = PK.TT_WORDS * 8
@@ -72,8 +73,7 @@ class ProofOutcome:
 
 def bucket_bits_for(hash_mb: int) -> int:
     """Index bits of the largest power-of-two number of 4-entry buckets in `hash_mb` MB."""
-    buckets = max(1, int(hash_mb)) * (1 << 20) // (BYTES_PER_ENTRY * PK.BUCKET)
-    return max(8, buckets.bit_length() - 1)
+    return slots_for(hash_mb, BYTES_PER_ENTRY * PK.BUCKET, 1 << 8).bit_length() - 1
 
 
 class Prover:
@@ -96,9 +96,11 @@ class Prover:
 
     # --- configuration ------------------------------------------------------------------------
     def set_hash(self, hash_mb: int) -> None:
+        """A fresh table of `hash_mb` MB, its pages touched now (not inside a timed search);
+        TableSizeError (the old table kept) when refused."""
+        hash_mb = check_hash_mb(hash_mb, MAX_HASH_MB)
         bits = bucket_bits_for(hash_mb)
-        self.tt = np.zeros((1 << bits) * PK.BUCKET * PK.TT_WORDS, dtype=np.int64)
-        self.tt.fill(0)  # commit the pages now, not inside timed searches
+        install_table(self, "tt", (1 << bits) * PK.BUCKET * PK.TT_WORDS, np.int64, hash_mb)
         self.ctx[PK.C_TT_MASK] = (1 << bits) - 1
 
     def clear(self) -> None:

@@ -30,7 +30,8 @@ from engines.uttt.board import (
 SIDES = "XO"
 GTP_COLUMNS = "ABCDEFGHJ"  # Go skips I
 DEFAULT_HASH_MB = 64
-SEARCHER_OPTIONS = (Option("Hash", "spin", DEFAULT_HASH_MB, 1, 4096),)
+MAX_HASH_MB = 4096
+SEARCHER_OPTIONS = (Option("Hash", "spin", DEFAULT_HASH_MB, 1, MAX_HASH_MB),)
 
 
 def _kernels():

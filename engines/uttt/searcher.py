@@ -32,13 +32,14 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from engines.base import Limits, Score, SearchInfo, SearchResult, Searcher
+from engines.base import GameError, Limits, Score, SearchInfo, SearchResult, Searcher
 from engines.search_common import widened_window
 from engines.timeman import deadline, move_budget_ms
 from engines.uttt import kernels as K
 from engines.uttt import search_kernels as SK
 from engines.uttt.board import MAX_MOVES
-from engines.uttt.rules import DEFAULT_HASH_MB
+from engines.tables import check_hash_mb, install_table, slots_for
+from engines.uttt.rules import DEFAULT_HASH_MB, MAX_HASH_MB
 from engines.watchdog import Watchdog, elapsed_ms
 
 try:  # the prover is a separate module; the engine plays without it
@@ -82,10 +83,11 @@ class SearchBuffers:
         self.set_hash(hash_mb)
 
     def set_hash(self, hash_mb: int) -> None:
-        entries = max(1024, int(hash_mb) * (1 << 20) // (8 * SK.TT_WORDS))
-        buckets = 1 << ((entries // 2).bit_length() - 1)
-        self.tt = np.zeros(buckets * SK.BUCKET_WORDS, dtype=np.int64)
-        self.tt.fill(0)  # commit the pages now, not inside a timed search
+        """A fresh table of `hash_mb` MB, its pages touched now (not inside a timed search);
+        TableSizeError (the old table kept) when refused."""
+        hash_mb = check_hash_mb(hash_mb, MAX_HASH_MB)
+        buckets = slots_for(hash_mb, 8 * SK.BUCKET_WORDS, 512)
+        install_table(self, "tt", buckets * SK.BUCKET_WORDS, np.int64, hash_mb)
         self.ctx[SK.C_TT_MASK] = buckets - 1
 
     def clear(self) -> None:
@@ -184,12 +186,25 @@ class UtttSearcher(Searcher):
     # --- options ------------------------------------------------------------------------------
     def set_option(self, name: str, value) -> None:
         if name.lower() == "hash":
-            self.hash_mb = int(value)
-            self.buffers.set_hash(self.hash_mb)
-            if self._prover is not None:
-                self._prover.set_hash(self._prover_hash_mb())
+            self._set_hash(check_hash_mb(value, MAX_HASH_MB))
         else:
             raise KeyError(name)
+
+    def _set_hash(self, hash_mb: int) -> None:
+        """Resize the search table and the prover's (made now, so that no timed search
+        allocates it); when either is refused, both keep their old size."""
+        old_mb = self.hash_mb
+        self.buffers.set_hash(hash_mb)
+        self.hash_mb = hash_mb
+        try:
+            if self._prover is not None:
+                self._prover.set_hash(self._prover_hash_mb())
+            else:
+                self.prover()
+        except GameError:
+            self.hash_mb = old_mb
+            self.buffers.set_hash(old_mb)
+            raise
 
     def clear(self) -> None:
         self.buffers.clear()

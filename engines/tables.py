@@ -1,0 +1,106 @@
+"""Transposition-table memory: the one place that sizes, checks and allocates a search table.
+
+A table size is asked for in megabytes (the `Hash` option). `slots_for` turns that into the
+largest power-of-two number of slots that fits, and `install_table` allocates the table on an
+object attribute after checking the request against the option's range and the memory the
+machine has available.
+
+Invariants:
+- An installed table is zeroed and every one of its pages has been written once before it is
+  installed, so no timed search pays the operating system's first-touch cost.
+- A refused request raises `TableSizeError` (a `GameError`, so a ValueError) whose message
+  names the size and the limit, and leaves the old table in place, contents and all.
+- A request is refused when the table would not fit in the available memory (MemAvailable,
+  plus what the table it replaces frees) less `HEADROOM_MB`, which is kept for everything else.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+from typing import Optional
+
+import numpy as np
+
+from engines.base import GameError
+
+MB = 1 << 20
+HEADROOM_MB = 512
+
+
+class TableSizeError(GameError):
+    """A table size out of the option's range or larger than the machine's free memory."""
+
+
+def available_bytes() -> Optional[int]:
+    """Memory the machine can give a new allocation without swapping; None when unknown."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+def check_hash_mb(hash_mb, maximum: int, name: str = "Hash") -> int:
+    """`hash_mb` as an int when it lies in 1..maximum; TableSizeError otherwise."""
+    try:
+        value = int(hash_mb)
+    except (TypeError, ValueError):
+        raise TableSizeError(f"{name} must be a whole number of MB, not '{hash_mb}'") from None
+    if not 1 <= value <= maximum:
+        raise TableSizeError(f"{name} must be between 1 and {maximum} MB, not {value}")
+    return value
+
+
+def slots_for(hash_mb: int, slot_bytes: int, min_slots: int) -> int:
+    """The largest power-of-two number of `slot_bytes`-byte slots in `hash_mb` MB, at least
+    `min_slots` (a power of two)."""
+    slots = max(min_slots, int(hash_mb) * MB // slot_bytes)
+    return 1 << (slots.bit_length() - 1)
+
+
+def touch_pages(table: np.ndarray) -> None:
+    """Write every page of `table` once (a zero: it stays zeroed), so that the operating system
+    maps them now; np.zeros only reserves them."""
+    flat = table.reshape(-1).view(np.uint8)
+    flat[::mmap.PAGESIZE] = 0
+
+
+def install_table(owner, attribute: str, words: int, dtype, hash_mb: int,
+                  name: str = "Hash") -> np.ndarray:
+    """Replace `owner.<attribute>` by a zeroed, touched table of `words` elements of `dtype`.
+
+    Refused with TableSizeError (the old table kept) when it would not fit in memory. When it
+    fits only once the old table is gone, the old one is dropped first; should the allocation
+    still fail, a zeroed table of the old size is put back before the error is raised."""
+    dtype = np.dtype(dtype)
+    needed = int(words) * dtype.itemsize
+    old = getattr(owner, attribute, None)
+    old_bytes = old.nbytes if isinstance(old, np.ndarray) else 0
+    available = available_bytes()
+    headroom = HEADROOM_MB * MB
+    if available is not None and needed > available + old_bytes - headroom:
+        usable = max(0, available + old_bytes - headroom) // MB
+        raise TableSizeError(f"{name} {hash_mb} MB needs {needed // MB} MB but only {usable} MB "
+                             "of memory are available")
+    if available is not None and needed > available - headroom and old is not None:
+        setattr(owner, attribute, None)  # it fits only in the old table's place
+        old = None
+    try:
+        table = np.zeros(words, dtype=dtype)
+        touch_pages(table)
+    except MemoryError:
+        if old is None and old_bytes:
+            restored = np.zeros(old_bytes // dtype.itemsize, dtype=dtype)
+            touch_pages(restored)
+            setattr(owner, attribute, restored)
+        raise TableSizeError(f"{name} {hash_mb} MB: the system refused {needed // MB} MB "
+                             "of memory") from None
+    setattr(owner, attribute, table)
+    return table

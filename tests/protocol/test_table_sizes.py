@@ -1,0 +1,95 @@
+"""`Hash` at the protocol edges: a size the machine cannot hold is one clear error line, the old
+table is kept and the engine plays on; the command-line tools refuse bad sizes with exit 2."""
+
+import re
+import subprocess
+import sys
+import threading
+
+import pytest
+
+from engines import tables
+from engines.base import Limits
+from engines.tables import MB
+from protocol.session import Session
+from tests.engines.test_tables import resident_mb, table_of
+from tests.protocol.harness import Engine
+
+FIRST_RUN_NOTICE = "(first run only)"  # the compile notice a cold cache adds; not an error line
+
+
+def machine_holds(megabytes: int) -> bool:
+    available = tables.available_bytes()
+    return available is None or available > (megabytes + tables.HEADROOM_MB) * MB
+
+
+def play(session: Session, limits: Limits):
+    done = threading.Event()
+    results = []
+    session.go(limits, lambda info: None, lambda result: (results.append(result), done.set()))
+    assert done.wait(60)
+    return results[0]
+
+
+@pytest.mark.parametrize("variant", ["cfour", "duck", "uttt"])
+def test_session_refuses_a_table_larger_than_memory_and_plays_on(variant, monkeypatch):
+    monkeypatch.setattr(tables, "available_bytes", lambda: 2048 * MB)
+    session = Session(variant)
+    assert session.set_option("Hash", "32") is None
+    table = table_of(session.searcher())
+    maximum = session.find_option("Hash").max
+    error = session.set_option("Hash", str(maximum))
+    assert error == f"Hash {maximum} MB needs {maximum} MB but only 1568 MB of memory are available"
+    assert session._game_values["hash"] == 32 and table_of(session.searcher()) is table
+    result = play(session, Limits(depth=2))
+    assert result.best_move in session.position.legal_moves()
+
+
+def test_session_allocates_the_table_when_the_option_is_set():
+    session = Session("duck")  # no searcher yet: the option makes it, with its table
+    before = resident_mb()
+    assert session.set_option("Hash", "512") is None
+    assert resident_mb() - before > 500
+
+
+@pytest.mark.skipif(machine_holds(65536), reason="this machine could hold 64 GiB")
+def test_uci_cfour_hash_beyond_memory_is_one_error_line_and_the_engine_plays():
+    engine = Engine("uci")
+    try:
+        engine.send("uci", "setoption name UCI_Variant value cfour")
+        engine.until("uciok")
+        engine.ready()
+        engine.send("setoption name Hash value 65536")
+        lines = engine.ready()
+        assert len(lines) == 1 and lines[0].startswith("info string error: Hash 65536 MB needs")
+        assert "available" in lines[0]
+        engine.send("position startpos moves P@d1", "go movetime 200")
+        assert re.fullmatch(r"P@([a-g]1|d2)", engine.until("bestmove")[-1].split()[1])
+    finally:
+        engine.close()
+
+
+def run_cli(*args: str, stdin: str = ""):
+    process = subprocess.run([sys.executable, "-m", "protocol.cli", *args], input=stdin,
+                             capture_output=True, text=True, timeout=300)
+    errors = [line for line in process.stderr.splitlines() if FIRST_RUN_NOTICE not in line]
+    return process.returncode, process.stdout, errors
+
+
+UTTT_START = "X;.........;" + "/".join(["........."] * 9)
+
+
+@pytest.mark.parametrize("command", [["solve"], ["prove", "uttt", UTTT_START, "--limit=1"]])
+@pytest.mark.parametrize("size", ["0", "-5", "999999"])
+def test_cli_refuses_bad_hash_sizes_in_one_line(command, size):
+    code, out, errors = run_cli(*command, f"--hash={size}", stdin="4\n")
+    assert code == 2 and out == ""
+    messages = [line for line in errors if not line.startswith(("usage:", " "))]
+    assert len(messages) == 1 and size in messages[0] and "Traceback" not in "\n".join(errors)
+
+
+@pytest.mark.skipif(machine_holds(32768), reason="this machine could hold 32 GiB")
+def test_solve_refuses_a_table_larger_than_memory():
+    code, out, errors = run_cli("solve", "--hash", "65536", stdin="4\n")
+    assert code == 2 and out == ""
+    assert len(errors) == 1 and errors[0].startswith("mallard: Hash 65536 MB needs 65536 MB")
