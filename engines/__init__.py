@@ -6,12 +6,19 @@ Numba's on-disk cache is only invalidated when a function's own source file chan
 kernels inline constants and functions from other modules (numba#8396): after an edit elsewhere
 they would silently run stale machine code. So the cache lives in a directory named after a hash
 of every engine source file (under `MALLARD_CACHE`, default `~/.cache/mallard`), set here before
-any kernel module imports numba; a user's own `NUMBA_CACHE_DIR` is respected.
+any kernel module imports numba; a user's own `NUMBA_CACHE_DIR` is respected. A directory that
+cannot be written, or damaged files in it, are dealt with by `engines.compile_cache`.
+
+Kernels are plain `@njit(cache=True, nogil=True)` functions, never `inline="always"`: numba's own
+inlining types the callee again at every call site, which made the first (cold) compile 3-6 times
+slower, while LLVM inlines the small helpers anyway (the bench speeds did not change).
 """
 
 import hashlib
 import os
 from pathlib import Path
+
+from engines import compile_cache
 
 
 def _numba_cache_dir() -> Path:
@@ -21,11 +28,14 @@ def _numba_cache_dir() -> Path:
         digest.update(str(path.relative_to(root)).encode())
         digest.update(path.read_bytes())
     base = Path(os.environ.get("MALLARD_CACHE") or Path.home() / ".cache" / "mallard")
-    return base / "numba" / digest.hexdigest()[:16]
+    return base.absolute() / "numba" / digest.hexdigest()[:16]
 
 
-if "NUMBA_CACHE_DIR" not in os.environ:
-    os.environ["NUMBA_CACHE_DIR"] = str(_numba_cache_dir())
+_wanted = _numba_cache_dir()
+if os.environ.get("NUMBA_CACHE_DIR", str(_wanted)) == str(_wanted):  # also when a parent set it
+    os.environ["NUMBA_CACHE_DIR"] = str(compile_cache.choose_numba_directory(_wanted))
+else:
+    compile_cache.user_numba_directory()
 
 from engines.base import Game  # noqa: E402  (after the cache directory is chosen)
 

@@ -8,6 +8,7 @@ import argparse
 import sys
 
 from engines import GAMES as GAME_NAMES
+from engines import compile_cache
 from engines.connect4.testsets import TEST_SETS
 
 
@@ -36,6 +37,7 @@ def _perft(args) -> int:
     from engines import get_game
 
     game = get_game(args.game)
+    compile_cache.announce_compile(game.variant, "perft")
     position = game.parse_position(args.fen) if args.fen else game.start_position()
     bulk = not args.no_bulk
     if args.divide:
@@ -79,6 +81,7 @@ def _prove(args) -> int:
     from engines.uttt.prover import Prover, format_outcome, solve_interruptibly
     from engines.uttt.rules import UtttGame
 
+    compile_cache.announce_compile("uttt")
     position = UtttGame().parse_position(args.position)
     prover = Prover(hash_mb=args.hash, critical=not args.no_critical)
     outcome, interrupted = solve_interruptibly(prover, position, args.limit)
@@ -214,9 +217,15 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _notice(text: str) -> None:
+    """Notices from the engines (cache healed, first compile): one stderr line, never stdout."""
+    print(f"mallard: {text}", file=sys.stderr, flush=True)
+
+
 def main(argv=None) -> int:
     if argv is None:
         argv = sys.argv[1:]
+    compile_cache.set_notice_handler(_notice)
     if not argv:  # the engine: the first command chooses the protocol
         return _serve(argparse.Namespace(protocol=None))
     if argv[0] == "match":  # cutechess-cli's single-dash grammar, not argparse's

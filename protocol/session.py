@@ -400,5 +400,9 @@ class Session:
 
 
 def _any_move(position):
-    moves = position.legal_moves()
+    """A legal move for a search that failed, so its `go` is still answered (with the error)."""
+    try:
+        moves = position.legal_moves()
+    except Exception:  # the rules' compiled code failed as well: no move, but still an answer
+        return None
     return moves[0] if moves else None

@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 from typing import TextIO
 
+from engines import compile_cache
 from engines.base import MoveError
 from engines.connect4.book import default_book
 from engines.connect4.rules import Connect4Game
@@ -21,6 +22,7 @@ def run(stdin: TextIO, stdout: TextIO, stderr: TextIO, *, weak: bool = False,
         analyze: bool = False, book: bool = True, stats: bool = False, width: int = 7,
         height: int = 6, hash_mb: int = 128) -> int:
     game = Connect4Game(width, height)
+    compile_cache.announce_compile("cfour")
     solver = Solver(width, height, hash_mb=hash_mb,
                     book=default_book(width, height) if book else None)
     for number, raw in enumerate(stdin, 1):

@@ -30,6 +30,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
+from engines.compile_cache import notify
 from engines.connect4 import book_kernels as BK
 from engines.connect4 import kernels as K
 
@@ -38,6 +39,19 @@ LEGACY_BITBULLY_FILES = ("bitbully-12ply-7x6.npz",)  # wrong conversions: never 
 DECODER_CHECK_SAMPLE = 1000
 SHIPPED_BOOKS = {(7, 6): "book-7x6-d4.npz"}
 CHUNK = 2000
+
+
+class BookFileError(ValueError):
+    """A book file that cannot be read."""
+
+
+def _load_or_none(path: Path, remedy: str) -> Optional["Book"]:
+    """The book in `path`, or None with a notice saying what happens instead."""
+    try:
+        return Book.load(path)
+    except BookFileError as error:
+        notify(f"unreadable Connect Four book ({error}); {remedy}", once=f"book:{path}")
+        return None
 
 
 @dataclass
@@ -104,9 +118,19 @@ class Book:
 
     @classmethod
     def load(cls, path: Path) -> "Book":
-        with np.load(path) as data:
-            width, height, depth_mask = (int(x) for x in data["meta"])
-            return cls(width, height, depth_mask, data["array"])
+        """The book in a file; BookFileError when it cannot be read or does not hold a book
+        (emptied, truncated, garbage), so that a damaged file is never probed."""
+        try:
+            with np.load(path, allow_pickle=False) as data:
+                width, height, depth_mask = (int(x) for x in data["meta"])
+                array = data["array"]
+        except Exception as error:  # numpy and zipfile raise many kinds for a damaged file
+            raise BookFileError(f"{path}: {type(error).__name__}: {error}") from error
+        if array.dtype != np.uint64 or array.ndim != 1 or array.size % 2 or \
+                not (0 < width * (height + 1) <= 64) or depth_mask < 0:
+            raise BookFileError(f"{path}: not a book (array {array.dtype} {array.shape}, "
+                                f"board {width}x{height})")
+        return cls(width, height, depth_mask, array)
 
     @cached_property
     def _lookup_context(self) -> np.ndarray:
@@ -133,10 +157,10 @@ def bitbully_book(convert: bool = True) -> Optional[Book]:
     None when the `bitbully-databases` package is not installed."""
     cached = cache_dir() / BITBULLY_FILE
     if cached.exists():
-        try:
-            return Book.load(cached)
-        except (OSError, ValueError, KeyError):
-            pass  # a damaged cache is rebuilt below
+        remedy = "rebuilding it from bitbully-databases" if convert else "not using it"
+        book = _load_or_none(cached, remedy)
+        if book is not None and (book.width, book.height) == (7, 6):
+            return book
     if not convert:
         return None
     book = convert_bitbully()
@@ -218,14 +242,24 @@ def shipped_book(width: int, height: int) -> Optional[Book]:
     from importlib.resources import as_file, files
 
     with as_file(files("engines.connect4").joinpath("data", name)) as path:
-        return Book.load(path) if path.exists() else None
+        if not path.exists():
+            return None
+        return _load_or_none(path, "solving without it (reinstall mallard to restore it)")
+
+
+def _matches(book: Optional[Book], width: int, height: int) -> Optional[Book]:
+    return book if book is not None and (book.width, book.height) == (width, height) else None
 
 
 def default_book(width: int, height: int) -> Optional[Book]:
     """The book the engine uses: our deepest built book for the size, the shipped shallow book,
-    and for 7x6 BitBully's 12-ply database, merged."""
+    and for 7x6 BitBully's 12-ply database, merged. An unreadable file is left out (a notice
+    says so; BitBully's is converted again), so a damaged file costs speed, never a score."""
     built = find_built_book(width, height)
-    books = [Book.load(built) if built else None, shipped_book(width, height)]
+    built_book = _load_or_none(built, "solving without it (rebuild it with mallard book build)") \
+        if built else None
+    books = [_matches(built_book, width, height), _matches(shipped_book(width, height), width,
+                                                             height)]
     if (width, height) == (7, 6):
         books.append(bitbully_book())
     return Book.merge(books)

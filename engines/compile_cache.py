@@ -1,0 +1,227 @@
+"""The on-disk cache of compiled kernels: a usable directory for it, healing a damaged one, and
+the notices the user sees about it. Nothing here prints: notices go to the handler the protocol
+layer installs (`set_notice_handler`), and wait in a list until it does.
+
+Invariants:
+- the cache is never placed in the package tree or numba's per-user default: a `MALLARD_CACHE`
+  that cannot be written is replaced by a private temporary directory for the run;
+- a cache file that cannot be read (emptied, truncated, garbage) never reaches a search: numba's
+  loader is wrapped so that the failure removes the damaged version directory (only the files
+  of the failing function when the user chose `NUMBA_CACHE_DIR`), and the kernel compiles afresh;
+- a cache that cannot be written only costs speed: the compiled kernel is used without saving.
+"""
+
+from __future__ import annotations
+
+import atexit
+import importlib.abc
+import importlib.util
+import os
+import shutil
+import sys
+import tempfile
+import threading
+from pathlib import Path
+from typing import Callable, Optional
+
+_lock = threading.RLock()
+_handler: Optional[Callable[[str], None]] = None
+_pending: list[str] = []
+_said: set[str] = set()
+_healed_dirs: set[str] = set()
+# The directory this module may delete whole when damaged (None: the user's NUMBA_CACHE_DIR).
+_owned_dir: Optional[Path] = None
+
+# Per game and use, one kernel whose cached index tells whether that code was compiled before.
+MARKER_KERNELS = {
+    ("cfour", "search"): ("engines.connect4.kernels", "solve_position"),
+    ("duck", "search"): ("engines.duck.search_kernels", "search_root"),
+    ("uttt", "search"): ("engines.uttt.search_kernels", "search_root"),
+    ("duck", "perft"): ("engines.duck.kernels", "perft"),
+    ("uttt", "perft"): ("engines.uttt.kernels", "perft_kernel"),
+}
+
+
+# --- notices ----------------------------------------------------------------------------------
+
+def set_notice_handler(handler: Optional[Callable[[str], None]]) -> None:
+    """Deliver notices (one line each, no prefix) to `handler`, starting with any held back."""
+    global _handler
+    with _lock:
+        _handler = handler
+        held, _pending[:] = list(_pending), []
+    if handler is not None:
+        for text in held:
+            handler(text)
+
+
+def notify(text: str, once: Optional[str] = None) -> None:
+    """Tell the user one line; with `once`, only the first notice of that kind is told."""
+    with _lock:
+        if once is not None:
+            if once in _said:
+                return
+            _said.add(once)
+        handler = _handler
+        if handler is None:
+            _pending.append(text)
+            return
+    try:
+        handler(text)
+    except Exception:  # a notice must never break the run that sends it
+        pass
+
+
+# --- choosing the directory -------------------------------------------------------------------
+
+def _writable(directory: Path) -> bool:
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=directory, prefix=".probe-"):
+            pass
+        return True
+    except OSError:
+        return False
+
+
+def usable_directory(wanted: Path, what: str) -> Path:
+    """`wanted` when it can be written, else a private temporary directory for this run (removed
+    at exit), with a notice naming `what` and the directory it could not use."""
+    if _writable(wanted):
+        return wanted
+    private = Path(tempfile.mkdtemp(prefix="mallard-cache-"))
+    atexit.register(shutil.rmtree, private, ignore_errors=True)
+    notify(f"cannot write the {what} cache {wanted}; using {private} for this run "
+           "(set MALLARD_CACHE to a writable directory to keep compiled code)",
+           once="unwritable:" + what)
+    return private
+
+
+def choose_numba_directory(wanted: Path) -> Path:
+    """The directory numba caches into (see engines/__init__.py), remembered as ours to heal."""
+    global _owned_dir
+    _owned_dir = usable_directory(wanted, "compiled-code")
+    _install_healing_when_numba_loads()
+    return _owned_dir
+
+
+def user_numba_directory() -> None:
+    """The user chose NUMBA_CACHE_DIR: heal file by file, never remove their directory."""
+    _install_healing_when_numba_loads()
+
+
+# --- healing ----------------------------------------------------------------------------------
+
+def _heal(cache, error: BaseException) -> None:
+    """Remove what a failed load read: our version directory, or the function's own files."""
+    cache_file = getattr(cache, "_cache_file", None)
+    index_path = Path(getattr(cache_file, "_index_path", "") or "")
+    with _lock:
+        if _owned_dir is not None and (index_path == Path() or _owned_dir in index_path.parents):
+            target, whole = _owned_dir, True
+        else:
+            target, whole = index_path, False
+        if str(target) in _healed_dirs:
+            return
+        _healed_dirs.add(str(target))
+    damaged = index_path.name or "an entry"
+    if whole:
+        shutil.rmtree(target, ignore_errors=True)
+        notify(f"the compiled-code cache was damaged ({damaged}: {type(error).__name__}); "
+               f"removed {target} and recompiling (tens of seconds, once)")
+        return
+    base = index_path.name[:-len(".nbi")] if index_path.name.endswith(".nbi") else None
+    if base:
+        for path in index_path.parent.glob(base + "*"):
+            try:
+                path.unlink()
+            except OSError:
+                pass
+    notify(f"the compiled-code cache was damaged ({damaged}: {type(error).__name__}); "
+           f"removed its files in {index_path.parent} and recompiling")
+
+
+def _install(caching) -> None:
+    """Wrap numba's per-function cache so that a damaged file is a cache miss after healing."""
+    cache_class = caching.Cache
+    if getattr(cache_class, "_mallard_healing", False):
+        return
+    original_load = cache_class.load_overload
+    original_save = cache_class.save_overload
+
+    def load_overload(self, sig, target_context):
+        try:
+            return original_load(self, sig, target_context)
+        except Exception as error:  # emptied, truncated or garbage index or data file
+            _heal(self, error)
+            return None  # numba compiles the function and saves it again
+
+    def save_overload(self, sig, data):
+        try:
+            original_save(self, sig, data)
+        except OSError:
+            pass  # a directory removed or made unwritable meanwhile: the kernel still runs
+        except Exception as error:  # the index it would add to is damaged
+            _heal(self, error)
+            try:
+                original_save(self, sig, data)
+            except Exception:
+                pass
+
+    cache_class.load_overload = load_overload
+    cache_class.save_overload = save_overload
+    cache_class._mallard_healing = True
+
+
+class _AfterImport(importlib.abc.MetaPathFinder):
+    """Runs `_install` right after numba's caching module is imported (importing numba here
+    would slow every command that never compiles anything, such as `mallard match`)."""
+
+    MODULE = "numba.core.caching"
+
+    def find_spec(self, name, path, target=None):
+        if name != self.MODULE:
+            return None
+        if self in sys.meta_path:
+            sys.meta_path.remove(self)
+        spec = importlib.util.find_spec(name)
+        if spec is None or spec.loader is None:
+            return spec
+        execute = spec.loader.exec_module
+
+        def exec_module(module):
+            execute(module)
+            _install(module)
+
+        spec.loader.exec_module = exec_module
+        return spec
+
+
+def _install_healing_when_numba_loads() -> None:
+    module = sys.modules.get(_AfterImport.MODULE)
+    if module is not None:
+        _install(module)
+    elif not any(isinstance(finder, _AfterImport) for finder in sys.meta_path):
+        sys.meta_path.insert(0, _AfterImport())
+
+
+# --- first-run notice -------------------------------------------------------------------------
+
+def is_compiled(variant: str, use: str = "search") -> Optional[bool]:
+    """Whether the game's kernels for `use` are in the cache (None when that cannot be told)."""
+    marker = MARKER_KERNELS.get((variant, use))
+    if marker is None:
+        return None
+    try:
+        module = importlib.import_module(marker[0])
+        index = getattr(module, marker[1])._cache._cache_file._index_path
+    except Exception:  # numba's internals moved: no notice rather than a wrong one
+        return None
+    return os.path.exists(index)
+
+
+def announce_compile(variant: str, use: str = "search") -> None:
+    """The first-run notice, when the game's code for `use` is about to be compiled."""
+    if is_compiled(variant, use) is False:
+        what = "engine" if use == "search" else use
+        notify(f"compiling the {variant} {what} (first run only)...", once="compile:" + variant)
