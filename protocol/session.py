@@ -13,9 +13,10 @@ to answer `isready` and `stop`. Each `go` delivers exactly one result to its `on
 also when stopped, superseded by another `go`, or when the game is already over. An `infinite`
 or `ponder` search holds its result back until `stop` (or `ponderhit`), as UCI requires.
 
-Start-up: `start_warm_up()` loads or compiles the game's compiled code on a background thread;
-every method that needs the engine waits for it (`wait_ready`), the rest answer at once, so a
-server can send `uciok` before anything has compiled.
+Start-up: `start_warm_up()` loads or compiles the game's compiled code on a background thread,
+at once or (deferred) at the front-end's first `ready()`, so only the selected game compiles;
+every method that needs the engine waits for a running warm-up (`wait_ready`), the rest answer at
+once, so a server can send `uciok` before anything has compiled.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import dataclasses
 import threading
 from typing import Callable, Optional
 
-from engines import GAMES, get_game
+from engines import GAMES, compile_cache, get_game
 from engines.base import (GameError, Limits, Option, SearchInfo, SearchResult,
                           new_stop_flag)
 from engines.timeman import move_budget_ms
@@ -85,6 +86,7 @@ class Session:
         self._ready = threading.Event()
         self._ready.set()
         self._warm_up_enabled = False  # set by start_warm_up (servers); API users compile lazily
+        self._defer_warm_up = False
         self._warmed = None  # the game whose code the warm-up has loaded
         self._warm_error: Optional[str] = None
         self.values: dict[str, object] = {o.name.lower(): o.default for o in PROTOCOL_OPTIONS}
@@ -190,22 +192,30 @@ class Session:
         return self._searcher
 
     # --- start-up -----------------------------------------------------------------------------
-    def start_warm_up(self) -> None:
-        """Load or compile the current game's code on a background thread."""
+    def start_warm_up(self, defer: bool = False) -> None:
+        """Load or compile the current game's code on a background thread: now, or with `defer`
+        at the first `ready()` (a UCI client sets its variant after the handshake: compiling the
+        default game meanwhile would make it wait for code it never uses)."""
         self._warm_up_enabled = True
+        self._defer_warm_up = defer
         self._restart_warm_up()
 
     def _restart_warm_up(self) -> None:
+        if not self._defer_warm_up:
+            self._begin_warm_up()
+
+    def _begin_warm_up(self) -> None:
         if not self._warm_up_enabled or self._warmed is self.game:
             return  # once per game
         self._warmed = self.game
-        if self._searcher is not None:
-            return  # it has searched already (so its code is loaded), and may be searching now
+        if self.searching:
+            return  # its code is loaded, and the warm-up must not share its searcher
         self._ready.clear()
         game = self.game
 
         def warm() -> None:
             try:
+                compile_cache.announce_compile(game.variant)
                 position = game.start_position()
                 searcher = self.searcher()
                 searcher.warm_up()
@@ -224,8 +234,14 @@ class Session:
 
         threading.Thread(target=warm, name="mallard-warm-up", daemon=True).start()
 
+    def ready(self, timeout: Optional[float] = None) -> bool:
+        """Start the current game's warm-up if it waits for this, then wait for it; True when
+        the compiled code is loaded. Front-ends call it before commands that need the engine."""
+        self._begin_warm_up()
+        return self.wait_ready(timeout)
+
     def wait_ready(self, timeout: Optional[float] = None) -> bool:
-        """Wait until the compiled code is loaded; True when it is."""
+        """Wait until a running warm-up has loaded the compiled code; True when it has."""
         return self._ready.wait(timeout)
 
     @property

@@ -95,7 +95,7 @@ class UciFrontEnd:
 
     def _wait_ready(self) -> bool:
         """Wait for the compiled code (commands are handled in order, as they came)."""
-        return self.session.wait_ready()
+        return self.session.ready()
 
     def close(self) -> None:
         self.session.stop()
@@ -115,7 +115,10 @@ class UciFrontEnd:
         if handler is None or (command == "query" and self.dialect != "ugi"):
             self.out.log(f"ignored unknown command '{command}'")
             return True
-        if command not in ("uci", "ugi", "debug", "stop", "ponderhit") and not self._wait_ready():
+        # setoption waits only where it must (session.set_option): the variant a client sets
+        # after the handshake is the one whose code the warm-up then loads
+        if command not in ("uci", "ugi", "debug", "stop", "ponderhit", "setoption") \
+                and not self._wait_ready():
             return False
         handler(args, line)
         return True
@@ -133,7 +136,7 @@ class UciFrontEnd:
         for option in self.session.options():
             self.out.line(option_line(option))
         self.out.line(ok)
-        self.session.start_warm_up()
+        self.session.start_warm_up(defer=True)
 
     def cmd_debug(self, args, line) -> None:
         self.out.debug = bool(args) and args[0].lower() == "on"
