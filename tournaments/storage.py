@@ -7,6 +7,11 @@ with `synchronous=FULL` in rollback-journal mode, so a SIGKILL at any instant le
 whole game or none of it. The PGN file is derived data: on resume it is cut back to its length
 before the match and rewritten from the database, so a kill between the database commit and the
 PGN write can neither lose nor duplicate a game.
+
+A database that already exists is checked, read-only, before anything is written to it:
+SQLite's own structure check, then every stored game and setting decoded. A damaged one is
+refused with a `StorageError` naming the file and the damage, and is left byte for byte as it
+was, so the games that can still be read are never overwritten or dropped.
 """
 
 from __future__ import annotations
@@ -26,11 +31,56 @@ class StorageError(RuntimeError):
     pass
 
 
+def _damaged(path: str, damage: str) -> StorageError:
+    return StorageError(f"the match database '{path}' is damaged ({damage}); it was left "
+                        "unchanged: move it away, or use a new -db file")
+
+
+def check_readable(db: sqlite3.Connection, path: str) -> None:
+    """Raise a StorageError naming the damage unless every page, game and setting reads back.
+    Reads only (a hot journal left by a kill is rolled back by SQLite, which is recovery)."""
+    try:
+        problems = [row[0] for row in db.execute("PRAGMA quick_check")]
+        if problems != ["ok"]:
+            raise _damaged(path, "; ".join(problems[:2]))
+        tables = {row[0] for row in
+                  db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if "meta" in tables:
+            meta = dict(db.execute("SELECT key, value FROM meta"))
+            try:
+                if "settings" in meta and not isinstance(json.loads(meta["settings"]), dict):
+                    raise ValueError("not an object")
+                for key, value in meta.items():
+                    if key == "seed" or key.startswith("pgn_base:"):
+                        int(value)
+            except (ValueError, TypeError) as error:
+                raise _damaged(path, f"unreadable match settings: {error}") from None
+        if "games" in tables:
+            for idx, record, pgn in db.execute("SELECT idx, record, pgn FROM games"):
+                try:
+                    game = GameRecord.from_dict(json.loads(record))
+                    if game.index != idx or not isinstance(pgn, str):
+                        raise ValueError(f"it says it is game {game.index}")
+                except (ValueError, TypeError, KeyError, AttributeError) as error:
+                    raise _damaged(path, f"the record of game {idx} does not read back: "
+                                         f"{type(error).__name__}: {error}") from None
+    except sqlite3.Error as error:
+        raise _damaged(path, str(error)) from None
+
+
 class MatchStore:
     def __init__(self, path: str):
         self.path = path
         try:
             self.db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        except sqlite3.Error as error:
+            raise StorageError(f"cannot open the match database '{path}': {error}") from None
+        try:
+            check_readable(self.db, path)  # before the first write
+        except StorageError:
+            self.db.close()
+            raise
+        try:
             self.db.execute("PRAGMA journal_mode=DELETE")
             self.db.execute("PRAGMA synchronous=FULL")
             self.db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
@@ -43,12 +93,19 @@ class MatchStore:
             raise StorageError(f"cannot open the match database '{path}': {error}") from None
 
     # --- settings -----------------------------------------------------------------------------
+    def _rows(self, query: str, parameters: tuple = ()) -> list[tuple]:
+        """Every row of a query; a database that fails underneath is a StorageError."""
+        try:
+            return self.db.execute(query, parameters).fetchall()
+        except sqlite3.Error as error:
+            raise StorageError(f"cannot use the match database '{self.path}': {error}") from None
+
     def get_meta(self, key: str) -> Optional[str]:
-        row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
-        return row[0] if row else None
+        rows = self._rows("SELECT value FROM meta WHERE key = ?", (key,))
+        return rows[0][0] if rows else None
 
     def set_meta(self, key: str, value: str) -> None:
-        self.db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
+        self._rows("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
 
     def bind_settings(self, settings: dict) -> bool:
         """Record the match settings, or check them against the recorded ones; True when the
@@ -57,10 +114,10 @@ class MatchStore:
         text = json.dumps(settings, sort_keys=True)
         recorded = self.get_meta("settings")
         if recorded is None:
-            self.db.execute("BEGIN IMMEDIATE")
+            self._rows("BEGIN IMMEDIATE")
             self.set_meta("schema", str(SCHEMA_VERSION))
             self.set_meta("settings", text)
-            self.db.execute("COMMIT")
+            self._rows("COMMIT")
             return False
         if recorded != text:
             old = json.loads(recorded)
@@ -72,15 +129,14 @@ class MatchStore:
 
     # --- games --------------------------------------------------------------------------------
     def finished_indices(self) -> set[int]:
-        return {row[0] for row in self.db.execute("SELECT idx FROM games")}
+        return {row[0] for row in self._rows("SELECT idx FROM games")}
 
     def records(self) -> list[GameRecord]:
-        rows = self.db.execute("SELECT record FROM games ORDER BY finished_order, idx")
-        return [GameRecord.from_dict(json.loads(row[0])) for row in rows]
+        rows = self._rows("SELECT record FROM games ORDER BY finished_order, idx")
+        return [GameRecord.from_dict(json.loads(row[0])) for row in rows]  # checked at open
 
     def pgn_texts(self) -> list[str]:
-        return [row[0] for row in
-                self.db.execute("SELECT pgn FROM games ORDER BY finished_order, idx")]
+        return [row[0] for row in self._rows("SELECT pgn FROM games ORDER BY finished_order, idx")]
 
     def add(self, record: GameRecord, pgn: str) -> bool:
         """Store a finished game; False (and nothing written) when its number is already in."""
