@@ -5,9 +5,9 @@ process or on another machine (see `executors`) and every finished game goes to 
 
 Conventions: player 0 is White (the first player; GTP's black in Connect Four). A result is the
 PGN token `1-0`, `0-1`, `1/2-1/2` or `*`; `reason` is the text cutechess prints in braces
-(`White wins (four in a row)`, `Black loses on time`, `Draw by adjudication`); `termination`
-is the PGN Termination tag (`normal`, `time forfeit`, `illegal move`, `adjudication`,
-`abandoned`). Move scores are from the mover's view: ("cp", centipawns) or ("mate", moves).
+(`White wins (four in a row)`, `Black loses on time (took 0.262 s of 0.250 s)`,
+`Draw by adjudication`); `termination` is the PGN Termination tag (`normal`, `time forfeit`,
+`illegal move`, `adjudication`, `abandoned`). Move scores are from the mover's view: ("cp", centipawns) or ("mate", moves).
 """
 
 from __future__ import annotations
@@ -146,6 +146,10 @@ class GameRecord:
     black_name: str
     loser_failed: Optional[str] = None  # "disconnect"/"timeout"/"startup" when an engine failed
     failed_engine_id: Optional[int] = None
+    # A time loss: how long the losing move took (or had waited when the runner gave up on
+    # it) and how long it was allowed, both in ms; None for every other ending.
+    flag_move_ms: Optional[int] = None
+    flag_allowed_ms: Optional[int] = None
 
     @property
     def index(self) -> int:
@@ -164,7 +168,8 @@ class GameRecord:
                 "start_fen": self.start_fen, "started_at": self.started_at,
                 "duration_ms": self.duration_ms, "white_name": self.white_name,
                 "black_name": self.black_name, "loser_failed": self.loser_failed,
-                "failed_engine_id": self.failed_engine_id}
+                "failed_engine_id": self.failed_engine_id, "flag_move_ms": self.flag_move_ms,
+                "flag_allowed_ms": self.flag_allowed_ms}
 
     @classmethod
     def from_dict(cls, data: dict) -> "GameRecord":
@@ -172,4 +177,5 @@ class GameRecord:
                    data["termination"], [MoveRecord.from_dict(m) for m in data["moves"]],
                    data["start_fen"], data["started_at"], data["duration_ms"],
                    data["white_name"], data["black_name"], data.get("loser_failed"),
-                   data.get("failed_engine_id"))
+                   data.get("failed_engine_id"), data.get("flag_move_ms"),
+                   data.get("flag_allowed_ms"))

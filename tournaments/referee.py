@@ -167,15 +167,18 @@ def play_game(job: GameJob, pool: EnginePool, stop_requested=lambda: False) -> G
     vertices: list[str] = []  # the same moves as GTP writes them
 
     def finish(result: str, reason: str, termination: str, failed: Optional[str] = None,
-               failed_side: Optional[int] = None, start_fen: str = "") -> GameRecord:
+               failed_side: Optional[int] = None, start_fen: str = "",
+               flag: tuple[Optional[int], Optional[int]] = (None, None)) -> GameRecord:
         ids = (job.white_id, job.black_id)
         return GameRecord(job, result, reason, termination, moves, start_fen, started_at,
                           int((time.monotonic() - started) * 1000), names[0], names[1], failed,
-                          ids[failed_side] if failed_side is not None else None)
+                          ids[failed_side] if failed_side is not None else None, *flag)
 
     def loss(side: int, reason: str, termination: str, failed: Optional[str] = None,
-             start_fen: str = "") -> GameRecord:
-        return finish("0-1" if side == 0 else "1-0", reason, termination, failed, side, start_fen)
+             start_fen: str = "", flag: tuple[Optional[int], Optional[int]] = (None, None)
+             ) -> GameRecord:
+        return finish("0-1" if side == 0 else "1-0", reason, termination, failed, side, start_fen,
+                      flag)
 
     # The opening is the referee's business: a bad one is the match's fault, not an engine's.
     try:
@@ -231,6 +234,14 @@ def play_game(job: GameJob, pool: EnginePool, stop_requested=lambda: False) -> G
                 pool.release(players[side], job.variant, healthy[side])
 
 
+def _time_loss(side: int, took_ms: int, allowed_ms: Optional[int], answered: bool) -> str:
+    """cutechess's reason with the move's time: `White loses on time (took 0.312 s of 0.250 s)`,
+    or `(no move after 1.250 s of 0.250 s)` when the runner stopped waiting."""
+    took = f"took {took_ms / 1000:.3f} s" if answered else f"no move after {took_ms / 1000:.3f} s"
+    allowed = f" of {allowed_ms / 1000:.3f} s" if allowed_ms is not None else ""
+    return f"{SIDE_NAMES[side]} loses on time ({took}{allowed})"
+
+
 def _engine_failure(loss, side: int, error: EngineError, start_fen: str) -> GameRecord:
     name = SIDE_NAMES[side]
     if isinstance(error, EngineDisconnected):
@@ -271,6 +282,7 @@ def _play(job: GameJob, game: Game, position: Position, start_fen: str, players,
         player, clock = players[side], clocks[side]
         protocol = configs[side].protocol
         wait_ms = clock.deadline_ms(HANG_GRACE_MS)
+        allowed_ms = clock.allowed_ms
         try:
             reply = player.go(job.opening.fen, vertices if protocol == "gtp" else texts, side,
                               clocks, wait_ms if wait_ms is not None else stall_timeout_ms)
@@ -280,14 +292,14 @@ def _play(job: GameJob, game: Game, position: Position, start_fen: str, players,
                 return finish("*", "The match was stopped", "unterminated", start_fen=start_fen)
             if not isinstance(error, EngineTimeout) or not clock.running:
                 return _engine_failure(loss, side, error, start_fen)
-            clock.stop()
+            waited_ms = clock.stop()
             if wait_ms is None:  # no clock to lose on: the engine stalled
                 return _engine_failure(loss, side, error, start_fen)
-            return loss(side, f"{SIDE_NAMES[side]} loses on time", "time forfeit", "timeout",
-                        start_fen)
+            return loss(side, _time_loss(side, waited_ms, allowed_ms, answered=False),
+                        "time forfeit", "timeout", start_fen, (waited_ms, allowed_ms))
         if clock.flagged:
-            return loss(side, f"{SIDE_NAMES[side]} loses on time", "time forfeit", None,
-                        start_fen)
+            return loss(side, _time_loss(side, reply.elapsed_ms, allowed_ms, answered=True),
+                        "time forfeit", None, start_fen, (reply.elapsed_ms, allowed_ms))
         move, problem = _legal_reply(position, reply, protocol)
         if move is None:
             return loss(side, f"{SIDE_NAMES[side]} makes an illegal move: {problem}",

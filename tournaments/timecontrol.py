@@ -280,6 +280,14 @@ class Clock:
         return self._moves_left
 
     @property
+    def allowed_ms(self) -> Optional[int]:
+        """How long the next move may take before it is late (the margin aside): the time left
+        on a clock, the fixed move time, None when no time bounds it (depth, nodes, inf)."""
+        if self._remaining_ms is not None:
+            return max(0, self._remaining_ms)
+        return self.tc.movetime_ms
+
+    @property
     def running(self) -> bool:
         return self._started_ns is not None
 

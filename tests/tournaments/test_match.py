@@ -4,6 +4,8 @@ replayed through pyffish, so a result is only accepted when the rules oracle agr
 
 from __future__ import annotations
 
+import json
+import re
 import sys
 from pathlib import Path
 
@@ -13,6 +15,8 @@ import pytest
 from tests import oracles  # noqa: F401  (pyffish's cfour)
 from tests.protocol.harness import ENGINE_COMMAND
 from tournaments import Adjudication, EngineConfig, Match, Opening, Reporter, TimeControl
+from tournaments.pgn import game_pgn
+from tournaments.records import GameRecord
 
 SCRIPT = str(Path(__file__).with_name("scripted_engine.py"))
 
@@ -116,7 +120,10 @@ def test_a_hanging_engine_loses_on_time_and_is_killed():
     hanger = scripted("hanger", "hang", at=2, tc="tc=1+0")
     match = run("duck", [hanger, scripted("random", tc="tc=1+0")], games=1)
     record = match.records[0]
-    assert record.result == "0-1" and record.reason == "White loses on time"
+    assert record.result == "0-1"
+    assert re.fullmatch(r"White loses on time \(no move after \d\.\d{3} s of \d\.\d{3} s\)",
+                        record.reason), record.reason
+    assert 0 < record.flag_allowed_ms <= 1000 < record.flag_move_ms
     assert record.termination == "time forfeit"
     assert record.duration_ms < 10_000
 
@@ -124,7 +131,13 @@ def test_a_hanging_engine_loses_on_time_and_is_killed():
 def test_a_slow_engine_loses_on_time_within_and_beyond_the_margin():
     slow = scripted("slow", "slow", delay=0.3, tc="st=0.1")
     match = run("duck", [slow, scripted("random")], games=1)
-    assert match.records[0].reason == "White loses on time"
+    record = match.records[0]
+    # the losing move's time goes into the reason (PGN comment) and the stored record
+    assert record.reason == (f"White loses on time (took {record.flag_move_ms / 1000:.3f} s "
+                             "of 0.100 s)")
+    assert record.flag_allowed_ms == 100 and 300 <= record.flag_move_ms < 1100
+    assert GameRecord.from_dict(json.loads(json.dumps(record.to_dict()))) == record
+    assert "{" + record.reason + "} 0-1" in game_pgn(record)
     slow_with_margin = EngineConfig(**{**slow.__dict__, "timemargin_ms": 2000})
     match = run("duck", [slow_with_margin, scripted("random")], games=1, adjudication=Adjudication(maxmoves=3))
     assert match.records[0].reason == "Draw by adjudication: maximum number of moves"

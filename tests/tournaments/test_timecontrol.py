@@ -203,6 +203,15 @@ def test_increment_after_each_move():
     assert clock.last_move_ms == 1000
 
 
+def test_allowed_time_of_the_next_move():
+    clock, fake = make_clock("1+0.01", margin_ms=50)
+    assert clock.allowed_ms == 1010  # pre-incremented, the margin aside
+    play_move(clock, fake, 1040)  # 30 ms over, within the margin: the clock stays at zero
+    assert not clock.flagged and clock.allowed_ms == 10
+    assert make_clock(TimeControl.fixed_move_time(0.05))[0].allowed_ms == 50
+    assert make_clock(TimeControl(depth=3))[0].allowed_ms is None
+
+
 def test_elapsed_is_truncated_to_whole_ms():
     clock, fake = make_clock("10")
     assert play_move(clock, fake, 2.9) == 2
