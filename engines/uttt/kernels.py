@@ -20,6 +20,14 @@ from engines.uttt.board import (
 
 
 @njit(cache=True, nogil=True)
+def copy_state(child, state):
+    """`child[:] = state` as a loop: numba's slice assignment checks the shapes with an error
+    message whose string formatting alone costs seconds of the first (cold) compile."""
+    for index in range(state.shape[0]):
+        child[index] = state[index]
+
+
+@njit(cache=True, nogil=True)
 def compute_key(state):
     closed = state[S_WON_X] | state[S_WON_O] | state[S_DRAWN]
     key = np.int64(0)
@@ -130,7 +138,7 @@ def _perft(stack, ply, depth, moves):
     total = np.int64(0)
     child = stack[ply + 1]
     for index in range(count):
-        child[:] = state
+        copy_state(child, state)
         make_move(child, moves[offset + index])
         if child[S_RESULT] != RESULT_NONE:
             continue  # a finished game has no leaves below it

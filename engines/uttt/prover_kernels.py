@@ -61,7 +61,7 @@ from engines.uttt.board import (
     S_WON_X, S_X, STATE_SIZE,
 )
 from engines.uttt.kernels import (
-    closed_boards, critical_boards, generate_moves, make_move, winning_move,
+    closed_boards, copy_state, critical_boards, generate_moves, make_move, winning_move,
 )
 
 INF = np.int64(1) << 48          # "decided"; finite sums are capped at INF - 1
@@ -307,7 +307,7 @@ def _mid(stack, ply, attacker, th_phi, th_delta, ctx, tt, stop, moves, keys, pns
     child = stack[ply + 1]
     decided = False
     for index in range(count):
-        child[:] = state
+        copy_state(child, state)
         make_move(child, moves[base + index])
         value, mobility = evaluate(child, attacker, flags)
         slot = base + index
@@ -387,7 +387,7 @@ def _mid(stack, ply, attacker, th_phi, th_delta, ctx, tt, stop, moves, keys, pns
             break
         child_th_phi = th_delta - (delta - best_phi)
         child_th_delta = min(th_phi, _widened(delta_2))
-        child[:] = state
+        copy_state(child, state)
         make_move(child, moves[base + best])
         _mid(stack, ply + 1, attacker, child_th_phi, child_th_delta, ctx, tt, stop, moves, keys,
              pns, dns)
@@ -460,7 +460,7 @@ def _choose_child(stack, ply, attacker, target, ctx, tt, stop, moves, keys, pns,
     best = -1
     best_work = INF
     for index in range(count):
-        child[:] = state
+        copy_state(child, state)
         make_move(child, walk_moves[base + index])
         if static_value(child, attacker, flags) == target:
             return index
@@ -473,7 +473,7 @@ def _choose_child(stack, ply, attacker, target, ctx, tt, stop, moves, keys, pns,
     if best >= 0:
         return best
     for index in range(count):
-        child[:] = state
+        copy_state(child, state)
         make_move(child, walk_moves[base + index])
         if search_at(stack, ply + 1, attacker, ctx, tt, stop, moves, keys, pns, dns) == target:
             return index
@@ -515,12 +515,12 @@ def _walk(stack, ply, attacker, target, ctx, tt, stop, moves, keys, pns, dns, wa
         if index < 0:
             ctx[C_WALK_FAILED] = 1
             return total
-        child[:] = state
+        copy_state(child, state)
         make_move(child, walk_moves[base + index])
         return total + _walk(stack, ply + 1, attacker, target, ctx, tt, stop, moves, keys, pns,
                              dns, walk_moves, visited)
     for index in range(count):
-        child[:] = state
+        copy_state(child, state)
         make_move(child, walk_moves[base + index])
         total += _walk(stack, ply + 1, attacker, target, ctx, tt, stop, moves, keys, pns, dns,
                        walk_moves, visited)
@@ -544,7 +544,8 @@ def choose_child_kernel(stack, attacker, target, ctx, tt, stop, moves, keys, pns
                         walk_moves, candidates, count):
     """`_choose_child` at the root row over the `count` moves in `candidates`; returns the
     chosen move or -1."""
-    walk_moves[:count] = candidates[:count]
+    for index in range(count):
+        walk_moves[index] = candidates[index]
     index = _choose_child(stack, np.int64(0), attacker, target, ctx, tt, stop, moves, keys, pns,
                           dns, walk_moves, count)
     return walk_moves[index] if index >= 0 else np.int64(-1)

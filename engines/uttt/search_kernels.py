@@ -41,7 +41,8 @@ from engines.uttt.board import (
 )
 from engines.uttt.evaluation import evaluate
 from engines.uttt.kernels import (
-    closed_boards, count_open_cells, generate_moves, losing_cells, make_move, winning_move,
+    closed_boards, copy_state, count_open_cells, generate_moves, losing_cells, make_move,
+    winning_move,
 )
 
 INF = 32000
@@ -265,7 +266,7 @@ def search(stack, moves, order, pv, ctx, tt, stop, ply, depth, alpha, beta):
     for i in range(base, end):
         move = pick_best(moves, order, i, end)
         quiet = order[i] < KEY_KILLER // 2
-        child[:] = state
+        copy_state(child, state)
         make_move(child, move)
         new_depth = depth - 1
         if i == base:
@@ -322,7 +323,7 @@ def search_root(stack, moves, order, pv, ctx, tt, stop, depth, alpha, beta, root
         ctx[C_SELDEPTH] = ply_one
     for i in range(count):
         move = root_moves[i]
-        child[:] = state
+        copy_state(child, state)
         make_move(child, move)
         floor = alpha if alpha > best else best
         if i == 0:
