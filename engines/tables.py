@@ -1,9 +1,9 @@
 """Transposition-table memory: the one place that sizes, checks and allocates a search table.
 
-A table size is asked for in megabytes (the `Hash` option). `slots_for` turns that into the
-largest power-of-two number of slots that fits, and `install_table` allocates the table on an
-object attribute after checking the request against the option's range and the memory the
-machine has available.
+A table size is asked for in megabytes (the `Hash` option): `check_hash_mb` holds it to the
+option's range, `slots_for` turns it into the largest power-of-two number of slots that fits,
+and `install_table` puts the table on an object attribute once the machine's available memory
+can hold it.
 
 Invariants:
 - An installed table is zeroed and every one of its pages has been written once before it is
