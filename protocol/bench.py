@@ -353,18 +353,47 @@ class _EngineProcess:
         self.process.wait(10)
 
 
+STARTUP_VARIANTS = ("duck", "cfour", "uttt")
+CUTECHESS_PING_TIMEOUT = 15.0  # s: cutechess-cli drops an engine that answers isready later
+
+
 def _startup_row(label: str, variant: str, env: dict) -> list:
+    """A GUI's handshake as cutechess-cli sends it: `uci`, the variant, `isready`, then a move."""
     engine = _EngineProcess("uci", env)
-    engine.send("uci")
+    sent = engine.send("uci")
     uciok = engine.until("uciok") - engine.started
     if variant != "duck":
         engine.send(f"setoption name UCI_Variant value {variant}")
     engine.send("isready")
-    readyok = engine.until("readyok") - engine.started
-    sent = engine.send("go depth 1" if variant == "duck" else "go movetime 100")
+    ready = engine.until("readyok") - sent
+    sent = engine.send("go depth 1" if variant != "cfour" else "go movetime 100")
     first_move = engine.until("bestmove") - sent
     engine.close()
-    return [label, variant, f"{uciok * 1000:.0f}", f"{readyok:.2f}", f"{first_move * 1000:.0f}"]
+    verdict = "yes" if ready < CUTECHESS_PING_TIMEOUT else "no"
+    return [label, variant, f"{uciok * 1000:.0f}", f"{ready:.2f}", verdict,
+            f"{first_move * 1000:.0f}"]
+
+
+def _cache_env(cache: str) -> dict:
+    """The environment of an engine whose every cache (compiled code, converted book) is
+    `cache`: a new empty one is a first run after installing."""
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+    env["MALLARD_CACHE"] = cache
+    return env
+
+
+class _BusyCore:
+    """A process spinning on one core for the duration (the machine's other core busy)."""
+
+    def __enter__(self):
+        import subprocess
+
+        self.process = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+        return self
+
+    def __exit__(self, *exc):
+        self.process.kill()
+        self.process.wait()
 
 
 def _stop_latency(variant: str, position: str, env: dict, rounds: int) -> list[float]:
@@ -386,19 +415,25 @@ def _stop_latency(variant: str, position: str, env: dict, rounds: int) -> list[f
 
 
 def bench_startup(rounds: int = 10, out: TextIO = sys.stdout) -> int:
-    """Time to `uciok`, to `readyok` and to the first `bestmove`, with an empty numba cache (cold:
-    everything compiles) and with the cache it left (warm); then `stop` -> `bestmove` latency."""
+    """`uci` -> `readyok` with a new empty cache (cold: the selected game compiles and the book
+    is converted, as on a first run after installing), with the cache it left (warm), and cold
+    again with the other core busy; then `stop` -> `bestmove` latency."""
     import tempfile
 
-    header = ["run", "variant", "uciok (ms)", "readyok (s)", "first go (ms)"]
+    header = ["run", "variant", "uciok (ms)", "uci -> readyok (s)",
+              f"within {CUTECHESS_PING_TIMEOUT:.0f} s", "first go (ms)"]
     rows = []
-    with tempfile.TemporaryDirectory() as cache:
-        env = dict(os.environ, NUMBA_CACHE_DIR=cache)
-        for variant in ("duck", "cfour"):
-            rows.append(_startup_row("cold", variant, env))
-            rows.append(_startup_row("warm", variant, env))
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    for variant in STARTUP_VARIANTS:
+        with tempfile.TemporaryDirectory() as cache:
+            rows.append(_startup_row("cold", variant, _cache_env(cache)))
+            rows.append(_startup_row("warm", variant, _cache_env(cache)))
+    for variant in STARTUP_VARIANTS:
+        with tempfile.TemporaryDirectory() as cache, _BusyCore():
+            rows.append(_startup_row("cold, a core busy", variant, _cache_env(cache)))
     print(f"Engine start-up, {date.today()}, {platform.processor() or platform.machine()}, "
-          f"{os.cpu_count()} cores, Python {platform.python_version()}", file=out)
+          f"{os.cpu_count()} cores, Python {platform.python_version()}, load average "
+          f"{load:.2f} at the start", file=out)
     _print_table(header, rows, out)
     print(file=out)
     header = ["variant", "searches", "stop -> bestmove mean (ms)", "max (ms)"]

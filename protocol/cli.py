@@ -111,6 +111,12 @@ def _book_build(args) -> int:
     return 0
 
 
+def _warmup(args) -> int:
+    from protocol import warmup
+
+    return warmup.run()
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="mallard", description=__doc__)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -214,6 +220,13 @@ def build_parser() -> argparse.ArgumentParser:
     build.add_argument("--no-base", action="store_true",
                        help="for 7x6, do not search with BitBully's 12-ply book while building")
     build.set_defaults(run=_book_build)
+
+    warm = commands.add_parser(
+        "warmup", help="compile every game's code for this machine now (optional)",
+        description="Compile every game's code for this machine into the cache, one process "
+                    "per game, so that no later first start compiles. Optional: an engine "
+                    "compiles what its game needs on first use anyway.")
+    warm.set_defaults(run=_warmup)
     return parser
 
 

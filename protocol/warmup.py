@@ -1,0 +1,78 @@
+"""`mallard warmup`: compile every game's code for this machine into the cache ahead of use.
+
+Optional: an engine compiles what its game needs on first use anyway (and says so on stderr).
+This fills the cache for all games at once, one worker process per game, as many at a time as
+the machine has cores, so a later first start of any game only loads code. Each worker runs what
+an engine's start-up runs (the session's warm-up), the perft kernels, and for Connect Four the
+book conversion. Prints one line per game on stdout: `<variant> ready in <seconds> s`.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from typing import TextIO
+
+from protocol.session import VARIANTS, Session
+
+PERFT_GAMES = ("duck", "uttt")
+
+
+def warm_one(variant: str) -> None:
+    """Load or compile everything `variant` uses, in this process."""
+    session = Session(variant)
+    session.start_warm_up()
+    session.wait_ready()
+    if session.warm_error:
+        raise RuntimeError(f"{variant}: {session.warm_error}")
+    if variant in PERFT_GAMES:
+        session.game.start_position().perft(2)
+    if variant == "cfour":
+        from engines.connect4.book import default_book
+
+        default_book(7, 6)
+
+
+def run(out: TextIO = sys.stdout, jobs: int = 0) -> int:
+    """Warm every game in worker processes; 0 when all succeeded, else 1. Workers write their
+    notices and failures on stderr themselves, one line each."""
+    jobs = jobs or os.cpu_count() or 1
+    pending = list(VARIANTS)
+    running: dict[str, tuple[subprocess.Popen, float]] = {}
+    status = 0
+    while pending or running:
+        while pending and len(running) < jobs:
+            variant = pending.pop(0)
+            process = subprocess.Popen([sys.executable, "-m", "protocol.warmup", variant])
+            running[variant] = (process, time.perf_counter())
+        for variant, (process, started) in list(running.items()):
+            if process.poll() is None:
+                continue
+            del running[variant]
+            if process.returncode == 0:
+                out.write(f"{variant} ready in {time.perf_counter() - started:.1f} s\n")
+                out.flush()
+            else:
+                status = 1
+        time.sleep(0.05)
+    return status
+
+
+def _worker(variant: str) -> int:
+    from engines import compile_cache
+    from protocol.cli import _notice
+
+    compile_cache.set_notice_handler(_notice)
+    try:
+        warm_one(variant)
+    except Exception as error:
+        print(f"mallard: warming {variant} failed: {type(error).__name__}: {error}",
+              file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_worker(sys.argv[1]))
