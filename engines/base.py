@@ -66,6 +66,9 @@ class Limits:
     mate: Optional[int] = None
     infinite: bool = False
     ponder: bool = False
+    # The `time.perf_counter()` instant the command arrived: the move's time runs from there,
+    # as the GUI's clock does (None: from the start of `search`).
+    started: Optional[float] = None
     multipv: int = 1
     searchmoves: tuple = ()  # moves (as `parse_move` returns them) the root is restricted to
 

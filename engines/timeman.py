@@ -9,10 +9,16 @@ control, absent for sudden death and increment controls.
 Allocation: an even share of the remaining time over the moves still to play (`movestogo`, or
 `SUDDEN_DEATH_MOVES` when absent) plus most of the increment, never more than a fixed part of
 what is left, so that a slow move cannot flag and a short clock still gets a few milliseconds.
+
+A move's time runs from the arrival of its command (`clock_start`), as the GUI's clock does;
+`freeze_long_lived_objects` keeps garbage-collector pauses out of timed moves.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import gc
+import time
 from typing import Optional
 
 from engines.base import Limits
@@ -39,7 +45,36 @@ def move_budget_ms(limits: Limits, side: int) -> Optional[int]:
     moves_to_go = limits.movestogo if limits.movestogo and limits.movestogo > 0 else None
     share = remaining / (moves_to_go or SUDDEN_DEATH_MOVES) + increment * INCREMENT_SHARE
     cap = remaining * (LAST_MOVE_SHARE if moves_to_go == 1 else MAX_SHARE)
-    return int(max(MIN_BUDGET_MS, min(share, cap)))
+    # The floor never exceeds what is left: with the move overhead taken off, a clock near zero
+    # leaves nothing to think with, and a fixed floor there drained the clock move after move
+    # whenever the increment did not cover the floor plus the overhead.
+    return int(max(1, min(MIN_BUDGET_MS, remaining), min(share, cap)))
+
+
+def after_overhead(limits: Limits, overhead_ms: int) -> Limits:
+    """The limits with the GUI's communication overhead (`Move Overhead`) taken off both clocks
+    and the move time (at least 1 ms is left of each)."""
+
+    def less(value: Optional[int]) -> Optional[int]:
+        return None if value is None else max(1, value - overhead_ms)
+
+    return dataclasses.replace(limits, wtime=less(limits.wtime), btime=less(limits.btime),
+                               movetime=less(limits.movetime))
+
+
+def freeze_long_lived_objects() -> None:
+    """Take what exists now (the loaded compiled code, hundreds of thousands of objects) out of
+    the garbage collector's sight, once a process has loaded it: a full collection walking them
+    holds the GIL for 0.1-1 s, and one that falls inside a timed move (the engine's search, or
+    the match runner's reading of the reply) makes the move overrun its time."""
+    gc.collect()
+    gc.freeze()
+
+
+def clock_start(limits: Limits) -> float:
+    """The `time.perf_counter()` instant this move's time runs from: the command's arrival
+    when the front-end noted it (what the GUI's clock counts), else now."""
+    return limits.started if limits.started is not None else time.perf_counter()
 
 
 def deadline(limits: Limits, side: int, started: float) -> Optional[float]:

@@ -17,6 +17,7 @@ settings a game that cannot be searched to its end thinks `Game.default_move_ms`
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from typing import Optional
 
@@ -272,7 +273,10 @@ class GtpFrontEnd:
             raise GtpError("genmove needs a colour")
         colour = self._check_turn(args[0])
         self._require_unfinished()
-        result = self.session.search_now(self._limits(colour))
+        limits = self._limits(colour)
+        if self.input is not None:  # the move's time runs from the command's arrival
+            limits = dataclasses.replace(limits, started=self.input.arrived)
+        result = self.session.search_now(limits)
         position = self.session.position
         if result.best_move is None:
             raise GtpError("no move to play")

@@ -16,6 +16,7 @@ from __future__ import annotations
 import queue
 import sys
 import threading
+import time
 import traceback
 from typing import Optional, TextIO
 
@@ -61,7 +62,8 @@ class Input:
     """Lines of stdin read on their own thread."""
 
     def __init__(self, stream: TextIO):
-        self.lines: queue.Queue = queue.Queue()
+        self.lines: queue.Queue = queue.Queue()  # (arrival as time.perf_counter(), line)
+        self.arrived: Optional[float] = None  # when the line `next()` last returned was read
         self.finished = threading.Event()  # `quit` read or end of input
         self._thread = threading.Thread(target=self._read, args=(stream,), name="mallard-stdin",
                                         daemon=True)
@@ -79,14 +81,17 @@ class Input:
                 if words[:1] == ["quit"] or (len(words) == 2 and words[0].isdigit()
                                              and words[1] == "quit"):
                     self.finished.set()
-                self.lines.put(line)
+                self.lines.put((time.perf_counter(), line))
         except (OSError, ValueError, UnicodeDecodeError):
             pass
         self.finished.set()
-        self.lines.put(None)
+        self.lines.put((time.perf_counter(), None))
 
     def next(self) -> Optional[str]:
-        return self.lines.get()
+        """The next line (None at the end); `arrived` says when it was read, since a move's
+        time runs from the arrival of its `go`, not from when the main thread got to it."""
+        self.arrived, line = self.lines.get()
+        return line
 
 
 def detect(line: str) -> Optional[str]:

@@ -28,7 +28,7 @@ from typing import Callable, Optional
 from engines import GAMES, compile_cache, get_game
 from engines.base import (GameError, Limits, Option, SearchInfo, SearchResult,
                           new_stop_flag)
-from engines.timeman import move_budget_ms
+from engines.timeman import after_overhead, freeze_long_lived_objects, move_budget_ms
 
 DEFAULT_VARIANT = "duck"
 VARIANTS = ("cfour", "duck", "uttt")  # the order UCI_Variant lists them in (clients match the text)
@@ -227,6 +227,7 @@ class Session:
                     searcher.search(child, Limits(depth=2, nodes=2000), new_stop_flag())
                     searcher.search(child, Limits(depth=1, nodes=500, multipv=2), new_stop_flag())
                 searcher.clear()
+                freeze_long_lived_objects()
             except Exception as error:  # reported by `isready`'s caller through warm_error
                 self._warm_error = repr(error)
             finally:
@@ -315,13 +316,7 @@ class Session:
     # --- searching ----------------------------------------------------------------------------
     def effective_limits(self, limits: Limits) -> Limits:
         """The limits with the move overhead taken off the clocks and the move time."""
-        overhead = int(self.values["move overhead"])
-
-        def less(value):
-            return None if value is None else max(1, value - overhead)
-
-        return dataclasses.replace(limits, wtime=less(limits.wtime), btime=less(limits.btime),
-                                   movetime=less(limits.movetime))
+        return after_overhead(limits, int(self.values["move overhead"]))
 
     def go(self, limits: Limits, on_info: Callable[[SearchInfo], None],
            on_done: Callable[[SearchResult], None]) -> None:

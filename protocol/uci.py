@@ -203,7 +203,7 @@ class UciFrontEnd:
                 self.error(f"searchmoves: {problem}")
             if moves:
                 fields["searchmoves"] = tuple(moves)
-        limits = Limits(**fields)
+        limits = Limits(**fields, started=self.input.arrived if self.input else None)
         has_bound = any(getattr(limits, name) is not None for name in
                         ("depth", "nodes", "movetime", "wtime", "btime", "mate")) \
             or limits.infinite

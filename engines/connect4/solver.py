@@ -12,7 +12,6 @@ now; it is what UCI prints as `score mate N`.
 
 from __future__ import annotations
 
-import time
 from typing import Callable, Optional
 
 import numpy as np
@@ -21,7 +20,7 @@ from engines.base import Limits, Score, SearchInfo, SearchResult, Searcher
 from engines.connect4 import kernels as K
 from engines.connect4.rules import DEFAULT_HASH_MB, MAX_HASH_MB, Connect4Game, Connect4Position
 from engines.tables import check_hash_mb, install_table, slots_for
-from engines.timeman import deadline
+from engines.timeman import clock_start, deadline
 from engines.watchdog import Watchdog, elapsed_ms
 
 ETC_MIN_EMPTY = 14  # below this, enhanced transposition cut-offs cost more than they save (measured)
@@ -294,7 +293,7 @@ class Connect4Searcher(Searcher):
         """Solve exactly, narrowing the score with null-window searches and reporting each new
         bound; when stopped first, play an instant heuristic move. With MultiPV or searchmoves,
         every candidate column is solved and reported."""
-        started = time.perf_counter()
+        started = clock_start(limits)
         solver = self.solver
         if position.is_over():
             return SearchResult(None, score=Score.mate(0))

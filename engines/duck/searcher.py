@@ -12,7 +12,6 @@ read from the transposition table, each move with its duck, and is cut where it 
 
 from __future__ import annotations
 
-import time
 from typing import Callable, Optional
 
 import numpy as np
@@ -27,7 +26,7 @@ from engines.duck.evaluation import TERM_MOBILITY, TERM_PAWNS
 from engines.duck.rules import DEFAULT_HASH_MB, MAX_HASH_MB
 from engines.search_common import widened_window
 from engines.tables import check_hash_mb, install_table, slots_for
-from engines.timeman import deadline
+from engines.timeman import clock_start, deadline
 from engines.watchdog import Watchdog, elapsed_ms
 
 # mobility and pawn structure: the terms self-play showed to gain (README, "Evaluation terms")
@@ -150,7 +149,7 @@ class DuckSearcher(Searcher):
         """Iterative deepening; with `limits.multipv` > 1 each depth searches line k over the
         moves the lines before it did not take (full window); `limits.searchmoves` restricts the
         root's piece moves (and the duck, when the chosen square is not among the listed ones)."""
-        started = time.perf_counter()
+        started = clock_start(limits)
         if position.result() is not None:
             return SearchResult(None, score=Score.mate(0))
         buffers = self.buffers

@@ -34,7 +34,7 @@ import numpy as np
 
 from engines.base import GameError, Limits, Score, SearchInfo, SearchResult, Searcher
 from engines.search_common import widened_window
-from engines.timeman import deadline, move_budget_ms
+from engines.timeman import clock_start, deadline, move_budget_ms
 from engines.uttt import kernels as K
 from engines.uttt import search_kernels as SK
 from engines.uttt.board import MAX_MOVES
@@ -240,7 +240,7 @@ class UtttSearcher(Searcher):
         line k over the moves the lines before it did not take (full window); with
         `limits.searchmoves` the root is restricted to the listed moves (all when none is
         legal)."""
-        started = time.perf_counter()
+        started = clock_start(limits)
         if position.result() is not None:
             return SearchResult(None, score=Score.mate(0))
         state = position.state.copy()
