@@ -48,7 +48,7 @@ C_RX, C_RE, C_RX2, C_QUIESCENCE_PLY_LIMIT, C_EVAL_TERMS, C_QNODES = 8, 9, 10, 11
 C_KILLERS = 64                      # 2 per ply
 C_HISTORY = C_KILLERS + 2 * 128     # side * 4096 + from64 * 64 + to64
 CTX_SIZE = C_HISTORY + 2 * 4096
-POLL_MASK = 2047
+POLL_MASK = 255  # nodes between stop-flag checks: about 0.3 ms at 800 k nodes/s
 
 HEAD = 128      # the exception list's anchor (not a square)
 EX_NEXT, EX_PREV, EX_SCORE, EX_MOVE = 0, 129, 258, 386
