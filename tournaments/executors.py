@@ -5,7 +5,8 @@ The interface is deliberately small — `capacity`, `submit(job) -> Future`, `re
 to other machines (each with its own `EnginePool`) plugs in without touching the referee or the
 scheduler. `LocalExecutor` runs `capacity` games at once on this machine: every game's engines
 are their own processes; the referee of each game is a thread with its own pool of engine
-processes, reused from game to game.
+processes, reused from game to game; a `StartGate` holds every game's first move while an engine
+of another game is still starting.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 
 from tournaments.records import GameJob, GameRecord
-from tournaments.referee import DEFAULT_STALL_TIMEOUT_MS, EnginePool, play_game
+from tournaments.referee import DEFAULT_STALL_TIMEOUT_MS, EnginePool, StartGate, play_game
 
 
 class Executor(abc.ABC):
@@ -50,13 +51,14 @@ class LocalExecutor(Executor):
                                            thread_name_prefix="mallard-game")
         self._local = threading.local()
         self._pools: list[EnginePool] = []
+        self._gate = StartGate()  # one for all the games played at once
         self._lock = threading.Lock()
         self._stop = threading.Event()
 
     def _pool(self) -> EnginePool:
         pool = getattr(self._local, "pool", None)
         if pool is None:
-            pool = EnginePool(**self._timeouts)
+            pool = EnginePool(**self._timeouts, gate=self._gate)
             self._local.pool = pool
             with self._lock:
                 self._pools.append(pool)

@@ -8,7 +8,9 @@ colours swapped feed the pentanomial counts.
 
 Every finished game is stored (database first, then PGN) before it counts, in the order games
 finish; with a database a second run resumes: finished games are not played again, the seed of
-a random opening order is reused, and the PGN is rebuilt from the database.
+a random opening order is reused, and the PGN is rebuilt from the database. Before the first
+local game the referee's compiled code is loaded and frozen out of the garbage collector's sight:
+a full collection holds every thread, the readers that timestamp the engines' replies included.
 """
 
 from __future__ import annotations
@@ -20,11 +22,12 @@ from concurrent.futures import FIRST_COMPLETED, wait
 from dataclasses import dataclass, field
 from typing import Optional
 
+from engines.timeman import freeze_long_lived_objects
 from tournaments.executors import Executor, LocalExecutor
 from tournaments.pgn import game_pgn
 from tournaments.players import EngineConfig
 from tournaments.records import Adjudication, GameJob, GameRecord, Opening
-from tournaments.referee import DEFAULT_STALL_TIMEOUT_MS
+from tournaments.referee import DEFAULT_STALL_TIMEOUT_MS, load_rules
 from tournaments.schedule import Slot, make_schedule
 from tournaments.stats import PentaStats, Sprt, WdlStats
 from tournaments.storage import MatchStore
@@ -157,6 +160,11 @@ class Match:
             if self._sprt_decided():
                 self.stop_reason = f"SPRT: {self.sprt_status} was accepted"
             pending = [job for job in self.jobs(seed) if job.index not in finished]
+            if isinstance(executor, LocalExecutor):
+                # the reader threads timestamp the engines' replies: no collector pause of the
+                # runner's loaded code may delay them and charge an engine for it
+                load_rules(self.variant, self.board)
+                freeze_long_lived_objects()
             self._drive(pending, executor, store)
         except BaseException:
             self.stop_reason = self.stop_reason or "interrupted"

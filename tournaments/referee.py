@@ -10,7 +10,9 @@ GTP); anything else is an illegal move.
 
 from __future__ import annotations
 
+import contextlib
 import datetime
+import threading
 import time
 from typing import Optional
 
@@ -30,11 +32,41 @@ DEFAULT_STALL_TIMEOUT_MS = 600_000
 MATE_CP = 100_000
 
 
+class StartGate:
+    """Shared by the games a runner plays at once: no game makes its first move while an engine
+    of any of them is still starting. A starting engine loads or compiles its code on a core, and
+    a clock running beside it charged the other game's engines for it (first moves 2-10x over)."""
+
+    def __init__(self):
+        self._changed = threading.Condition()
+        self._starting = 0
+
+    @contextlib.contextmanager
+    def starting(self):
+        with self._changed:
+            self._starting += 1
+        try:
+            yield
+        finally:
+            with self._changed:
+                self._starting -= 1
+                self._changed.notify_all()
+
+    def wait_for_starts(self, timeout_s: float, stop_requested) -> None:
+        """Until no engine is starting, the runner stops, or `timeout_s` has passed."""
+        end = time.monotonic() + timeout_s
+        with self._changed:
+            while self._starting and not stop_requested() and time.monotonic() < end:
+                self._changed.wait(min(0.1, max(0.0, end - time.monotonic())))
+
+
 class EnginePool:
     """The engine processes one worker reuses from game to game, and its rules objects."""
 
     def __init__(self, startup_timeout_ms: int = 20_000, ready_timeout_ms: int = 120_000,
-                 stall_timeout_ms: int = DEFAULT_STALL_TIMEOUT_MS):
+                 stall_timeout_ms: int = DEFAULT_STALL_TIMEOUT_MS,
+                 gate: Optional[StartGate] = None):
+        self.gate = gate or StartGate()
         self.startup_timeout_ms = startup_timeout_ms
         self.ready_timeout_ms = ready_timeout_ms
         self.stall_timeout_ms = stall_timeout_ms
@@ -92,6 +124,19 @@ class EnginePool:
         for player in self.players.values():
             player.close()
         self.players.clear()
+
+
+def load_rules(variant: str, board: Optional[tuple[int, int]]) -> None:
+    """Load the compiled code the referee calls (moves, notations, the end of a game) before
+    the first game, so that a match can take it out of the collector's sight at once."""
+    try:
+        game = EnginePool().game(variant, board)
+        position = game.start_position()
+        move = position.legal_moves()[0]
+        position.pgn_move(move), position.gtp_move(move), position.fen()
+        position.play(position.parse_move(position.format_move(move))).result(claim_draw=True)
+    except (GameError, ValueError, KeyError, IndexError):
+        pass  # a game that cannot start is the referee's to report, game by game
 
 
 def _cp(score: Optional[tuple[str, int]]) -> Optional[int]:
@@ -201,26 +246,28 @@ def play_game(job: GameJob, pool: EnginePool, stop_requested=lambda: False) -> G
     players: list[Optional[Player]] = [None, None]
     healthy = [True, True]
     try:
-        for side in (0, 1):
-            try:
-                players[side] = pool.acquire(configs[side], job.variant)
-                if players[side].engine_name and names[side] == "":
-                    names[side] = players[side].engine_name
-            except EngineError as error:
-                if stop_requested():  # killed by the runner to stop the match
-                    return finish("*", "The match was stopped", "unterminated",
-                                  start_fen=start_fen)
-                return loss(side, f"{SIDE_NAMES[side]} fails to start: {error}", "abandoned",
-                            "startup", start_fen)
-        for side in (0, 1):
-            try:
-                players[side].new_game(job.opening.fen, job.board)
-            except EngineError as error:
-                healthy[side] = False
-                if stop_requested():
-                    return finish("*", "The match was stopped", "unterminated",
-                                  start_fen=start_fen)
-                return _engine_failure(loss, side, error, start_fen)
+        with pool.gate.starting():
+            for side in (0, 1):
+                try:
+                    players[side] = pool.acquire(configs[side], job.variant)
+                    if players[side].engine_name and names[side] == "":
+                        names[side] = players[side].engine_name
+                except EngineError as error:
+                    if stop_requested():  # killed by the runner to stop the match
+                        return finish("*", "The match was stopped", "unterminated",
+                                      start_fen=start_fen)
+                    return loss(side, f"{SIDE_NAMES[side]} fails to start: {error}",
+                                "abandoned", "startup", start_fen)
+            for side in (0, 1):
+                try:
+                    players[side].new_game(job.opening.fen, job.board)
+                except EngineError as error:
+                    healthy[side] = False
+                    if stop_requested():
+                        return finish("*", "The match was stopped", "unterminated",
+                                      start_fen=start_fen)
+                    return _engine_failure(loss, side, error, start_fen)
+        pool.gate.wait_for_starts(pool.ready_timeout_ms / 1000, stop_requested)
         return _play(job, game, position, start_fen, players, healthy, moves, vertices, loss,
                      finish, stop_requested, pool.stall_timeout_ms)
     except BaseException:
