@@ -95,6 +95,37 @@ def _bench_uttt(args) -> int:
     return bench_uttt(args.positions, args.limit, args.seed)
 
 
+def _bench_timing(args) -> int:
+    from protocol.bench_timing import bench_timing
+
+    return bench_timing(args.games, args.variants, args.controls, args.concurrency)
+
+
+def variant_list(text: str) -> list[str]:
+    from protocol.session import VARIANTS
+
+    names = [name.strip() for name in text.split(",") if name.strip()]
+    unknown = [name for name in names if name not in VARIANTS]
+    if not names or unknown:
+        raise argparse.ArgumentTypeError(f"expected variants among {', '.join(VARIANTS)}, "
+                                         f"not '{text}'")
+    return names
+
+
+def control_list(text: str) -> list[str]:
+    from protocol.bench_timing import parse_control
+
+    controls = [part.strip() for part in text.split(",") if part.strip()]
+    try:
+        for control in controls:
+            parse_control(control)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    if not controls:
+        raise argparse.ArgumentTypeError("no time control given")
+    return controls
+
+
 def _book_build(args) -> int:
     from engines.connect4.book import BITBULLY_FILE, bitbully_book, build_book, cache_dir
 
@@ -196,6 +227,17 @@ def build_parser() -> argparse.ArgumentParser:
                     help="time limit per proof (default 10)")
     ut.add_argument("--seed", type=int, default=1)
     ut.set_defaults(run=_bench_uttt)
+
+    tm = bench_games.add_parser("timing", help="time losses of mallard against itself in the "
+                                "match runner", description="Time losses of mallard against "
+                                "itself in the match runner, per variant and time control.")
+    tm.add_argument("--games", type=int, default=200, help="games per row")
+    tm.add_argument("--variants", default="duck,cfour", type=variant_list,
+                    help="comma-separated variants")
+    tm.add_argument("--controls", default="tc=1+0.01,st=0.05", type=control_list,
+                    help="comma-separated time controls as in mallard match")
+    tm.add_argument("--concurrency", type=int, default=2, help="games at once")
+    tm.set_defaults(run=_bench_timing)
 
     prove = commands.add_parser("prove", help="prove a position's value (win/draw/loss)")
     prove.add_argument("game", choices=["uttt"], help="the game")
