@@ -39,6 +39,7 @@ MARKER_KERNELS = {
     ("uttt", "search"): ("engines.uttt.search_kernels", "search_root"),
     ("duck", "perft"): ("engines.duck.kernels", "perft"),
     ("uttt", "perft"): ("engines.uttt.kernels", "perft_kernel"),
+    ("uttt", "prover"): ("engines.uttt.prover_kernels", "prove_kernel"),
 }
 
 
@@ -225,3 +226,16 @@ def announce_compile(variant: str, use: str = "search") -> None:
     if is_compiled(variant, use) is False:
         what = "engine" if use == "search" else use
         notify(f"compiling the {variant} {what} (first run only)...", once="compile:" + variant)
+
+
+def in_background(code: str):
+    """A Python process running `code` (which compiles kernels into the cache, or fills another
+    cache) on another core while this process compiles the rest of a first run; the caller
+    waits for it before using what it fills. None when no process can be started."""
+    import subprocess
+
+    try:
+        return subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.DEVNULL,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    except OSError:
+        return None  # the caller's own process then compiles it when first used

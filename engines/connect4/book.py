@@ -30,7 +30,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from engines.compile_cache import notify
+from engines.compile_cache import in_background, notify
 from engines.connect4 import book_kernels as BK
 from engines.connect4 import kernels as K
 
@@ -172,6 +172,15 @@ def bitbully_book(convert: bool = True) -> Optional[Book]:
         except OSError:
             pass  # a read-only home still gets a working (converted in memory) book
     return book
+
+
+def convert_bitbully_in_background():
+    """On a first run (no converted BitBully book cached yet), a process that converts and caches
+    it, so that its decoder compiles on another core while this process compiles the solver;
+    None when there is nothing to convert. The caller waits for it before loading the book."""
+    if (cache_dir() / BITBULLY_FILE).exists() or bitbully_source() is None:
+        return None
+    return in_background("from engines.connect4.book import bitbully_book; bitbully_book()")
 
 
 def bitbully_source() -> Optional[Path]:

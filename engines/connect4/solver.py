@@ -268,13 +268,20 @@ class Connect4Searcher(Searcher):
 
     def warm_up(self) -> None:
         """Load every kernel a search may call, including the ones only a stopped search uses
-        (table probes, the heuristic move), so that the first `stop` is answered at once."""
+        (table probes, the heuristic move), so that the first `stop` is answered at once. On a
+        first run the opening book is converted by another process meanwhile."""
+        from engines.connect4.book import convert_bitbully_in_background
+
+        converting = convert_bitbully_in_background() if self.own_book and \
+            (self.game.width, self.game.height) == (7, 6) else None
         position = self.game.start_position()
         self.solver.heuristic_move(position)
         self.solver.table_move(position)
         self.solver.analyze(position.play(0).play(0).play(0).play(1).play(1).play(1),
                             node_limit=2000)
         self.solver.reset()
+        if converting is not None:
+            converting.wait()  # the first search then loads the book it cached
 
     def _ensure_book(self) -> None:
         if self._book_loaded:

@@ -32,6 +32,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
+from engines import compile_cache
 from engines.base import GameError, Limits, Score, SearchInfo, SearchResult, Searcher
 from engines.search_common import widened_window
 from engines.timeman import clock_start, deadline, move_budget_ms
@@ -221,7 +222,22 @@ class UtttSearcher(Searcher):
     def warm_up(self) -> None:
         """Load every kernel a search may call: a normal search with aspiration and multipv,
         a node-limited one, a search stopped before it starts (the unstoppable first iteration,
-        the stopped path), and the prover's search and proof walk (a position it proves)."""
+        the stopped path), and the prover's search and proof walk (a position it proves). On a
+        first run a helper process compiles the prover while this one compiles the search."""
+        helper = None
+        if self.use_prover and compile_cache.is_compiled("uttt", "prover") is False:
+            helper = compile_cache.in_background(
+                "from engines.uttt.searcher import warm_up_prover; warm_up_prover()")
+        if helper is not None:
+            self.use_prover = False
+            try:
+                self._warm_up_searches()
+            finally:
+                self.use_prover = True
+            helper.wait()  # the searches below then load the prover's code it cached
+        self._warm_up_searches()
+
+    def _warm_up_searches(self) -> None:
         game = self.game
         start = game.start_position()
         self.search(start, Limits(depth=4))
@@ -516,6 +532,20 @@ class UtttSearcher(Searcher):
 
 
 # a late middle game position (O to move, 24 open cells) for the node-limited warm-up search
+def warm_up_prover() -> None:
+    """Compile the prover's kernels as the searcher calls them (solve with its proof walk, and
+    prove_win), for `UtttSearcher.warm_up`'s helper process."""
+    from engines.uttt.rules import UtttGame
+
+    game = UtttGame()
+    prover = Prover(hash_mb=1)
+    stop = np.zeros(1, dtype=np.int64)
+    prover.solve(game.parse_position(WARM_UP_PROVEN), node_limit=0, time_limit=5.0,
+                 stop_flag=stop)
+    late = game.parse_position(WARM_UP_LATE)
+    prover.prove_win(late, late.side_to_move, time_limit=1.0, stop_flag=stop)
+
+
 WARM_UP_LATE = ("O;OX..@XXX.;X.OOO.OO./XO.X.OXO./X.XXX.O.O/XXOOXOO../OXOOXO.O./XXX....O./"
                 "X.OX..X.O/XO.XXX.../.O.....XX")
 # X to move, 28 open cells: a win the prover proves in milliseconds (its proof walk is loaded)
