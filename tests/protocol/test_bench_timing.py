@@ -27,15 +27,15 @@ def test_fixed_move_time_rows():
 
 
 def test_clock_rows_follow_the_replayed_clocks():
-    # tc=1+0.01, pre-incremented: each side starts at 1010 ms. By hand, with Move Overhead 30:
-    # 980 ms left -> 980/25 + 0.75 * 10 = 46.7 -> 46 ms (under 40 % of 980).
+    # tc=1+0.01, pre-incremented: each side starts at 1010 ms. By hand, with Move Overhead 30
+    # kept five times in reserve: 860 ms to plan with -> 860/25 + 0.75 * 10 = 41.9 -> 41 ms.
     rows = move_timings(_record("tc=1+0.01", [100, 40, 500], flag_ms=700), overhead_ms=30)
-    assert rows[0] == (100, 1010, 46)
-    assert rows[1] == (40, 1010, 46)
-    # white after its 100 ms move: 1010 - 100 + 10 = 920 left -> 890/25 + 7.5 = 43.1 -> 43
-    assert rows[2] == (500, 920, 43)
+    assert rows[0] == (100, 1010, 41)
+    assert rows[1] == (40, 1010, 41)
+    # white after its 100 ms move: 1010 - 100 + 10 = 920 left -> 770/25 + 7.5 = 38.3 -> 38
+    assert rows[2] == (500, 920, 38)
     # black after 40 ms: 980 left; the losing move (700 ms) is counted with it
-    assert rows[3] == (700, 980, int((980 - 30) / 25 + 7.5))
+    assert rows[3] == (700, 980, int((980 - 150) / 25 + 7.5))
 
 
 def test_book_moves_are_not_timed_and_keep_the_side_to_move():
