@@ -51,9 +51,13 @@ class GameResult:
         return {0: "1-0", 1: "0-1", None: "1/2-1/2"}[self.winner]
 
 
+LIMIT_MAX = 1 << 40  # larger times, depths and node counts mean "no limit" (34 years in ms)
+
+
 @dataclass(frozen=True)
 class Limits:
-    """Search limits as a GUI sends them. Times are in milliseconds, `None` means unset."""
+    """Search limits as a GUI sends them. Times are in milliseconds, `None` means unset. Front-ends
+    keep every number within `LIMIT_MAX` (clamping or refusing), so kernels never overflow."""
 
     depth: Optional[int] = None
     nodes: Optional[int] = None
@@ -249,9 +253,12 @@ class Game(abc.ABC):
 
     variant: str = ""
     gtp: bool = False  # whether GTP can play it: two players, the first called black
-    # GTP's genmove has no limit without time settings: games that cannot search to the end
-    # in reasonable time think this long instead (None: search to the end).
-    default_move_ms: Optional[int] = None
+    # How long a move is thought over when nothing says (GTP's genmove without time settings):
+    # a client waits for its answer, so every game bounds it.
+    default_move_ms: int = 2000
+    # How long a search asked for a position's value (GTP's mallard-solve, mallard-analyze) may
+    # run: None until it proves the value, for games whose search always ends in reasonable time.
+    solve_ms: Optional[int] = None
 
     def resized(self, width: int, height: int) -> "Game":
         """The same game on another board (GTP `boardsize`); PositionError when not possible."""

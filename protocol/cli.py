@@ -1,21 +1,132 @@
 """The `mallard` command line. With no arguments it is the engine (the first command chooses UCI,
-UGI or GTP); subcommands `uci`, `ugi`, `gtp` force a protocol; `solve`, `perft`, `bench`, `book`
-are the tools (argparse); `match` has cutechess-cli's grammar (protocol/match_cli.py)."""
+UGI or GTP); subcommands `uci`, `ugi`, `gtp` force a protocol; `solve`, `perft`, `prove`, `bench`
+and `book` are the tools; `match` has cutechess-cli's grammar (protocol/match_cli.py).
+
+Conventions every subcommand keeps: arguments are checked while parsing (a bad one prints that
+subcommand's usage and one error line on stderr, exit status 2); errors found later are one
+`mallard: ...` line, exit 2; a reader that goes away (`| head`) ends the run quietly; no traceback
+reaches the user.
+"""
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
+import math
+import os
+import shutil
 import sys
 
 from engines import GAMES as GAME_NAMES
-from engines import compile_cache
+from engines import compile_cache, get_game
 from engines.connect4.testsets import TEST_SETS
+from protocol import VERSION
 
+DESCRIPTION = ("A game-engine server: a perfect Connect Four solver, Duck Chess and Ultimate "
+               "Tic-Tac-Toe behind UCI, UGI, GTP and the solver line protocol, and a match "
+               "runner. Without a command it is the engine: the first line it reads chooses "
+               "UCI, UGI or GTP.")
+EXIT_BROKEN_PIPE = 128 + 13  # what a C tool killed by SIGPIPE reports
+
+
+# --- argument types: each refuses a bad value with a message argparse prints ------------------
+
+def _integer(text: str, minimum: int) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
+    if value < minimum:
+        raise argparse.ArgumentTypeError(f"{value} is below {minimum}")
+    return value
+
+
+def positive_int(text: str) -> int:
+    return _integer(text, 1)
+
+
+def non_negative_int(text: str) -> int:
+    return _integer(text, 0)
+
+
+def up_to(maximum: int):
+    def check(text: str) -> int:
+        value = positive_int(text)
+        if value > maximum:
+            raise argparse.ArgumentTypeError(f"{value} is above {maximum}")
+        return value
+    return check
+
+
+def positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a number of seconds") from None
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"'{text}' is not a positive number of seconds")
+    return value
+
+
+def depth_list(text: str) -> list[int]:
+    """Comma-separated positive depths ('' for none)."""
+    return [positive_int(part.strip()) for part in text.split(",") if part.strip()]
+
+
+def executable(text: str) -> str:
+    found = shutil.which(text)
+    if found is None:
+        raise argparse.ArgumentTypeError(f"no executable program '{text}'")
+    return found
+
+
+def installed(module: str, extra: str):
+    def check(text: str) -> str:
+        if importlib.util.find_spec(module) is None:
+            raise argparse.ArgumentTypeError(
+                f"'{text}' needs the {module} package: pip install 'mallard[{extra}]'")
+        return text
+    return check
+
+
+def evaluation_terms(text: str) -> str:
+    from engines.duck.selfplay import parse_terms
+
+    try:
+        parse_terms(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    return text
+
+
+class _HelpFormatter(argparse.HelpFormatter):
+    """Help lines end with the default, where there is one to say."""
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        if action.option_strings and "default" not in text and \
+                action.default not in (None, False, argparse.SUPPRESS):
+            text += " (default: %(default)s)"
+        return text
+
+
+class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("formatter_class", _HelpFormatter)
+        super().__init__(*args, **kwargs)
+        self.set_defaults(usage_parser=self)  # the innermost parser used reports leftovers
+
+
+# --- the subcommands -------------------------------------------------------------------------
 
 def _serve(args) -> int:
     from protocol.server import serve
 
-    return serve(protocol=getattr(args, "protocol", None), variant=getattr(args, "variant", None))
+    protocol, variant = getattr(args, "protocol", None), getattr(args, "variant", None)
+    if protocol == "gtp" and variant is not None and not get_game(variant).gtp:
+        args.usage_parser.error(f"{variant} cannot be played over GTP "
+                                "(GTP plays Connect Four and Ultimate Tic-Tac-Toe)")
+    return serve(protocol=protocol, variant=variant)
 
 
 def _solve(args) -> int:
@@ -34,8 +145,6 @@ def _bench(args) -> int:
 
 
 def _perft(args) -> int:
-    from engines import get_game
-
     game = get_game(args.game)
     compile_cache.announce_compile(game.variant, "perft")
     position = game.parse_position(args.fen) if args.fen else game.start_position()
@@ -43,7 +152,7 @@ def _perft(args) -> int:
     if args.divide:
         total = 0
         for move, count in position.divide(args.depth, bulk):
-            print(f"{position.format_move(move)}: {count}")
+            print(f"{position.format_move(move)}: {count}", flush=True)
             total += count
         print()
     else:
@@ -61,8 +170,7 @@ def _bench_duck_perft(args) -> int:
 def _bench_duck(args) -> int:
     from protocol.bench import bench_duck
 
-    depths = [int(d) for d in args.enumeration.split(",") if d] if args.enumeration else []
-    return bench_duck(args.depth, depths, args.enumeration_positions)
+    return bench_duck(args.depth, args.enumeration, args.enumeration_positions)
 
 
 def _bench_startup(args) -> int:
@@ -79,10 +187,9 @@ def _bench_duck_match(args) -> int:
 
 def _prove(args) -> int:
     from engines.uttt.prover import Prover, format_outcome, solve_interruptibly
-    from engines.uttt.rules import UtttGame
 
     compile_cache.announce_compile("uttt")
-    position = UtttGame().parse_position(args.position)
+    position = get_game("uttt").parse_position(args.position)
     prover = Prover(hash_mb=args.hash, critical=not args.no_critical)
     outcome, interrupted = solve_interruptibly(prover, position, args.limit)
     print(format_outcome(position, outcome))
@@ -142,6 +249,12 @@ def _book_build(args) -> int:
     return 0
 
 
+def _match(args) -> int:
+    from protocol.match_cli import main as match_main
+
+    return match_main(args.match_arguments)
+
+
 def _warmup(args) -> int:
     from protocol import warmup
 
@@ -149,29 +262,36 @@ def _warmup(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="mallard", description=__doc__)
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    parser = _Parser(prog="mallard", description=DESCRIPTION)
+    parser.add_argument("-V", "--version", action="version", version=f"mallard {VERSION}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     for name, what in (("uci", "UCI (Fairy-Stockfish dialect)"), ("ugi", "UGI"),
                        ("gtp", "GTP version 2")):
-        engine = commands.add_parser(name, help=f"the engine, speaking {what} on stdin/stdout")
+        engine = commands.add_parser(name, help=f"the engine, speaking {what} on stdin/stdout",
+                                     description=f"The engine, speaking {what} on stdin/stdout.")
         engine.set_defaults(run=_serve, protocol=name)
         engine.add_argument("--variant", choices=sorted(GAME_NAMES),
-                            help="the game to start with (default: duck; cfour for GTP)")
+                            help="the game to start with (default: cfour for GTP, else duck)")
 
-    solve = commands.add_parser("solve", help="Connect Four solver line protocol (stdin -> stdout)")
+    solve = commands.add_parser(
+        "solve", help="Connect Four solver line protocol (stdin -> stdout)",
+        description="Solve Connect Four positions, one per line of stdin (1-based column "
+                    "digits; an empty line is the empty board), printing '<moves> <score>'.")
     solve.add_argument("-w", "--weak", action="store_true", help="weak solve: print -1/0/1")
     solve.add_argument("-a", "--analyze", action="store_true", help="score of every column")
     solve.add_argument("--no-book", action="store_true", help="do not probe the opening book")
     solve.add_argument("--stats", action="store_true", help="append nodes and microseconds")
-    solve.add_argument("--width", type=int, default=7)
-    solve.add_argument("--height", type=int, default=6)
-    solve.add_argument("--hash", type=int, default=128, metavar="MB", help="table size (MB)")
+    solve.add_argument("--width", type=positive_int, default=7, help="board width")
+    solve.add_argument("--height", type=positive_int, default=6, help="board height")
+    solve.add_argument("--hash", type=positive_int, default=128, metavar="MB",
+                       help="transposition table size in MB")
     solve.set_defaults(run=_solve)
 
-    perft = commands.add_parser("perft", help="count the leaves of the move tree")
+    perft = commands.add_parser("perft", help="count the leaves of the move tree",
+                                description="Count the leaves of the move tree to a depth.")
     perft.add_argument("game", choices=["duck", "uttt"], help="the game")
-    perft.add_argument("depth", type=int, metavar="DEPTH")
+    perft.add_argument("depth", type=non_negative_int, metavar="DEPTH", help="plies")
     perft.add_argument("--fen", "--position", dest="fen",
                        help="start from this position (default: the start position)")
     perft.add_argument("--divide", action="store_true",
@@ -180,84 +300,108 @@ def build_parser() -> argparse.ArgumentParser:
                        help="play the last ply instead of counting it")
     perft.set_defaults(run=_perft)
 
-    bench = commands.add_parser("bench", help="benchmark tables")
-    bench_games = bench.add_subparsers(dest="game", metavar="GAME", required=True)
-    c4 = bench_games.add_parser("connect4", help="the public Connect Four test sets")
+    bench = commands.add_parser("bench", help="benchmark tables",
+                                description="Benchmarks that print Markdown tables.")
+    bench_games = bench.add_subparsers(dest="game", metavar="BENCHMARK", required=True,
+                                       parser_class=_Parser)
+    c4 = bench_games.add_parser("connect4", help="the public Connect Four test sets",
+                                description="Solve the public Connect Four test sets.")
     c4.add_argument("--set", action="append", choices=list(TEST_SETS), metavar="NAME",
                     help=f"test set (repeatable; default all): {', '.join(TEST_SETS)}")
-    c4.add_argument("--limit", type=int, help="first N positions of each set "
-                                              "(default all, Begin-Hard 100)")
-    c4.add_argument("--no-book", action="store_true")
-    c4.add_argument("--weak", action="store_true")
-    c4.add_argument("--reference", choices=["bitbully"], help="time BitBully in the same run")
+    c4.add_argument("--limit", type=positive_int,
+                    help="first N positions of each set (default all, Begin-Hard 100)")
+    c4.add_argument("--no-book", action="store_true", help="solve without the opening book")
+    c4.add_argument("--weak", action="store_true", help="weak solve (win/draw/loss only)")
+    c4.add_argument("--reference", choices=["bitbully"], type=installed("bitbully", "bench"),
+                    help="time BitBully in the same run")
     c4.set_defaults(run=_bench)
 
-    dp = bench_games.add_parser("duck-perft", help="Duck Chess perft speed")
-    dp.add_argument("--reference", metavar="ENGINE",
+    dp = bench_games.add_parser("duck-perft", help="Duck Chess perft speed",
+                                description="Duck Chess perft speed.")
+    dp.add_argument("--reference", metavar="ENGINE", type=executable,
                     help="a Fairy-Stockfish binary to time on the same perfts in the same run")
     dp.set_defaults(run=_bench_duck_perft)
 
-    duck = bench_games.add_parser("duck", help="Duck Chess search: bench signature and speed")
-    duck.add_argument("--depth", type=int, default=6, help="search depth (default 6)")
-    duck.add_argument("--enumeration", default="2,3", metavar="DEPTHS",
-                      help="depths at which to compare node counts with full enumeration "
-                           "(default 2,3; '' for none)")
-    duck.add_argument("--enumeration-positions", type=int, default=10, metavar="N",
-                      help="positions used for the enumeration comparison (default all 10)")
+    duck = bench_games.add_parser("duck", help="Duck Chess search: bench signature and speed",
+                                  description="Duck Chess search: bench signature and speed.")
+    duck.add_argument("--depth", type=positive_int, default=6, help="search depth")
+    duck.add_argument("--enumeration", type=depth_list, default=[2, 3], metavar="DEPTHS",
+                      help="comma-separated depths at which to compare node counts with full "
+                           "enumeration ('' for none; default 2,3)")
+    duck.add_argument("--enumeration-positions", type=up_to(10), default=10, metavar="N",
+                      help="positions used for the enumeration comparison (1 to 10)")
     duck.set_defaults(run=_bench_duck)
 
     su = bench_games.add_parser("startup", help="engine start-up (cold and warm numba cache) "
-                                                "and stop -> bestmove latency")
-    su.add_argument("--rounds", type=int, default=10, help="stop latency searches per variant")
+                                                "and stop -> bestmove latency",
+                                description="Engine start-up and stop -> bestmove latency.")
+    su.add_argument("--rounds", type=positive_int, default=10,
+                    help="stop latency searches per variant")
     su.set_defaults(run=_bench_startup)
 
-    dm = bench_games.add_parser("duck-match", help="self-play match between two evaluations")
-    dm.add_argument("--a", default="all", help="terms of engine A: mobility,king,pawns | all | none")
-    dm.add_argument("--b", default="none", help="terms of engine B (default none)")
-    dm.add_argument("--pairs", type=int, default=100, help="openings, each played twice")
-    dm.add_argument("--nodes", type=int, default=20000, help="nodes per move")
-    dm.add_argument("--jobs", type=int, default=2, help="worker processes")
-    dm.add_argument("--seed", type=int, default=1)
+    dm = bench_games.add_parser("duck-match", help="self-play match between two evaluations",
+                                description="In-process self-play between two evaluations.")
+    dm.add_argument("--a", default="all", type=evaluation_terms,
+                    help="terms of engine A: mobility,king,pawns | all | none")
+    dm.add_argument("--b", default="none", type=evaluation_terms, help="terms of engine B")
+    dm.add_argument("--pairs", type=positive_int, default=100,
+                    help="openings, each played twice")
+    dm.add_argument("--nodes", type=positive_int, default=20000, help="nodes per move")
+    dm.add_argument("--jobs", type=positive_int, default=2, help="worker processes")
+    dm.add_argument("--seed", type=non_negative_int, default=1, help="random seed")
     dm.set_defaults(run=_bench_duck_match)
 
-    ut = bench_games.add_parser("uttt", help="UTTT perft speed and the df-pn prover")
-    ut.add_argument("--positions", type=int, default=5, metavar="N",
-                    help="random positions per row of the prover tables (default 5)")
-    ut.add_argument("--limit", type=float, default=10.0, metavar="SECONDS",
-                    help="time limit per proof (default 10)")
-    ut.add_argument("--seed", type=int, default=1)
+    ut = bench_games.add_parser("uttt", help="UTTT perft speed and the df-pn prover",
+                                description="Ultimate Tic-Tac-Toe perft speed and the prover.")
+    ut.add_argument("--positions", type=positive_int, default=5, metavar="N",
+                    help="random positions per row of the prover tables")
+    ut.add_argument("--limit", type=positive_seconds, default=10.0, metavar="SECONDS",
+                    help="time limit per proof")
+    ut.add_argument("--seed", type=non_negative_int, default=1, help="random seed")
     ut.set_defaults(run=_bench_uttt)
 
     tm = bench_games.add_parser("timing", help="time losses of mallard against itself in the "
                                 "match runner", description="Time losses of mallard against "
                                 "itself in the match runner, per variant and time control.")
-    tm.add_argument("--games", type=int, default=200, help="games per row")
+    tm.add_argument("--games", type=positive_int, default=200, help="games per row")
     tm.add_argument("--variants", default="duck,cfour", type=variant_list,
                     help="comma-separated variants")
     tm.add_argument("--controls", default="tc=1+0.01,st=0.05", type=control_list,
                     help="comma-separated time controls as in mallard match")
-    tm.add_argument("--concurrency", type=int, default=2, help="games at once")
+    tm.add_argument("--concurrency", type=positive_int, default=2, help="games at once")
     tm.set_defaults(run=_bench_timing)
 
-    prove = commands.add_parser("prove", help="prove a position's value (win/draw/loss)")
+    prove = commands.add_parser("prove", help="prove a position's value (win/draw/loss)",
+                                description="Prove a position's value (win, draw or loss).")
     prove.add_argument("game", choices=["uttt"], help="the game")
     prove.add_argument("position", metavar="POSITION", help="the position text (quote it)")
-    prove.add_argument("--limit", type=float, metavar="SECONDS",
+    prove.add_argument("--limit", type=positive_seconds, metavar="SECONDS",
                        help="give up after this many seconds (default: no limit)")
     prove.add_argument("--no-critical", action="store_true",
                        help="without the critical-board analysis")
-    prove.add_argument("--hash", type=int, default=64, metavar="MB", help="table size (MB)")
+    prove.add_argument("--hash", type=positive_int, default=64, metavar="MB",
+                       help="table size in MB")
     prove.set_defaults(run=_prove)
-    
-    commands.add_parser("match", help="engine-vs-engine match, cutechess-cli's options "
-                        "(mallard match -help)", add_help=False)
-    book = commands.add_parser("book", help="opening books")
-    book_commands = book.add_subparsers(dest="book_command", metavar="ACTION", required=True)
-    build = book_commands.add_parser("build", help="solve every position up to a depth")
-    build.add_argument("--depth", type=int, required=True)
-    build.add_argument("--width", type=int, default=7)
-    build.add_argument("--height", type=int, default=6)
-    build.add_argument("--jobs", type=int, default=1, help="worker processes")
+
+    match = commands.add_parser(
+        "match", help="engine-vs-engine match with cutechess-cli's options "
+                      "(mallard match -help)", add_help=False, prefix_chars="+",
+        description="Engine-vs-engine matches; see 'mallard match -help'.")
+    match.add_argument("match_arguments", nargs=argparse.REMAINDER,
+                       help="cutechess-cli's options (mallard match -help)")
+    match.set_defaults(run=_match)
+
+    book = commands.add_parser("book", help="opening books", description="Opening books.")
+    book_commands = book.add_subparsers(dest="book_command", metavar="ACTION", required=True,
+                                        parser_class=_Parser)
+    build = book_commands.add_parser(
+        "build", help="solve every position up to a depth",
+        description="Build a Connect Four opening book: solve every position up to a depth.")
+    build.add_argument("--depth", type=non_negative_int, required=True,
+                       help="stones on the board of the deepest positions")
+    build.add_argument("--width", type=positive_int, default=7, help="board width")
+    build.add_argument("--height", type=positive_int, default=6, help="board height")
+    build.add_argument("--jobs", type=positive_int, default=1, help="worker processes")
     build.add_argument("--output", help="book file (default: the cache directory)")
     build.add_argument("--no-base", action="store_true",
                        help="for 7x6, do not search with BitBully's 12-ply book while building")
@@ -272,6 +416,16 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _reader_gone() -> int:
+    """stdout's reader closed the pipe: send what is left to nowhere and end quietly."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    return EXIT_BROKEN_PIPE
+
+
 def _notice(text: str) -> None:
     """Notices from the engines (cache healed, first compile): one stderr line, never stdout."""
     print(f"mallard: {text}", file=sys.stderr, flush=True)
@@ -281,21 +435,25 @@ def main(argv=None) -> int:
     if argv is None:
         argv = sys.argv[1:]
     compile_cache.set_notice_handler(_notice)
-    if not argv:  # the engine: the first command chooses the protocol
-        return _serve(argparse.Namespace(protocol=None))
-    if argv[0] == "match":  # cutechess-cli's single-dash grammar, not argparse's
-        from protocol.match_cli import main as match_main
-
-        return match_main(argv[1:])
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    if not getattr(args, "run", None):
-        parser.print_help()
-        return 0
     try:
+        if not argv:  # the engine: the first command chooses the protocol
+            return _serve(argparse.Namespace(protocol=None))
+        parser = build_parser()
+        if argv[0] == "match":  # cutechess-cli's single-dash grammar, not argparse's
+            args = argparse.Namespace(run=_match, match_arguments=list(argv[1:]))
+        else:
+            args, unknown = parser.parse_known_args(argv)
+            if unknown:
+                args.usage_parser.error(f"unrecognized arguments: {' '.join(unknown)}")
+        if not getattr(args, "run", None):
+            parser.print_help()
+            return 0
         return args.run(args)
+    except BrokenPipeError:
+        return _reader_gone()
     except (ValueError, KeyError) as error:
-        print(f"mallard: {error}", file=sys.stderr)
+        message = error.args[0] if isinstance(error, KeyError) and error.args else error
+        print(f"mallard: {message}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130

@@ -11,8 +11,11 @@ Moves are what the game parses (for Connect Four a column letter `d`, a 1-based 
 `P@d1`); `genmove` answers the game's GTP vertex (the column letter). Private commands:
 `mallard-analyze` (one line per legal move: move and UCI-style score), `mallard-solve`
 (`win|draw|loss <move> <score>` for the side to move) and `mallard-variant NAME`. Ultimate
-Tic-Tac-Toe's vertices are the 9x9 grid's (`E5`; Go's letters, without I); without time
-settings a game that cannot be searched to its end thinks `Game.default_move_ms`.
+Tic-Tac-Toe's vertices are the 9x9 grid's (`E5`; Go's letters, without I). Without time
+settings `genmove` thinks `Game.default_move_ms`; the solve commands run `Game.solve_ms` (None:
+until solved). `quit` and the end of input stop any of them at once (the session is abandoned).
+Numbers are checked: times must be finite, not negative and at most `LIMIT_MAX` ms; a refused
+command keeps the previous settings.
 """
 
 from __future__ import annotations
@@ -21,10 +24,13 @@ import dataclasses
 import re
 from typing import Optional
 
-from engines.base import Limits, Score
+import math
+
+from engines.base import LIMIT_MAX, Limits, Score
 from protocol.server import Input, Output
 from protocol.session import Session
-from protocol.uci import ENGINE_NAME, MAX_ERROR_LENGTH, VERSION
+from protocol import ENGINE_NAME, VERSION
+from protocol.uci import MAX_ERROR_LENGTH
 
 DEFAULT_VARIANT = "cfour"
 COLOURS = {"b": 0, "black": 0, "w": 1, "white": 1}
@@ -123,13 +129,11 @@ class GtpFrontEnd:
     def cmd_clear_board(self, args):
         self.session.new_game()
 
-    def cmd_komi(self, args):
+    def cmd_komi(self, args):  # accepted for Go clients' sake; our games have no komi
         if len(args) != 1:
             raise GtpError("komi needs one number")
-        try:
-            float(args[0])
-        except ValueError:
-            raise GtpError(f"komi is not a number: '{args[0]}'") from None
+        if not math.isfinite(_number(args[0], "komi")):
+            raise GtpError(f"komi must be a finite number, not '{args[0]}'")
 
     def cmd_play(self, args):
         if len(args) != 2:
@@ -175,10 +179,8 @@ class GtpFrontEnd:
     def cmd_time_settings(self, args):
         if len(args) != 3:
             raise GtpError("time_settings needs main_time byo_yomi_time byo_yomi_stones")
-        main, byo = _number(args[0], "main time"), _number(args[1], "byo-yomi time")
-        stones = _integer(args[2], "byo-yomi stones")
-        if main < 0 or byo < 0 or stones < 0:
-            raise GtpError("time settings cannot be negative")
+        main, byo = _seconds(args[0], "main time"), _seconds(args[1], "byo-yomi time")
+        stones = _count(args[2], "byo-yomi stones")
         self.main_time, self.byo_yomi_time, self.byo_yomi_stones = main, byo, stones
         self.time_left = {}
 
@@ -186,9 +188,12 @@ class GtpFrontEnd:
         if len(args) != 3:
             raise GtpError("time_left needs colour time stones")
         colour = _colour(args[0])
-        seconds = _number(args[1], "time")
-        stones = _integer(args[2], "stones")
-        self.time_left[colour] = (max(0.0, seconds), max(0, stones))
+        seconds = _number(args[1], "time")  # a negative time left is an overrun: none left
+        if not math.isfinite(seconds) or seconds * 1000 > LIMIT_MAX:
+            raise GtpError(f"time must be a finite number of seconds up to {_MAX_SECONDS:.0f}, "
+                           f"not '{args[1]}'")
+        stones = _count(args[2], "stones")
+        self.time_left[colour] = (max(0.0, seconds), stones)
 
     # --- private commands ---------------------------------------------------------------------
     def cmd__mallard_analyze(self, args):
@@ -202,7 +207,7 @@ class GtpFrontEnd:
             elif info.score is not None and info.pv and not info.bound and len(legal) == 1:
                 lines[1] = (info.pv[0], info.score)
 
-        self.session.search_now(self._untimed(multipv=max(2, len(legal))), collect)
+        self.session.search_now(self._solve_limits(multipv=max(2, len(legal))), collect)
         if not lines:
             raise GtpError("the analysis was stopped before it finished")
         position = self.session.position
@@ -248,17 +253,17 @@ class GtpFrontEnd:
             raise GtpError(f"the game is over ({_result_text(result)})")
 
     def _solve(self):
-        result = self.session.search_now(self._untimed())
+        result = self.session.search_now(self._solve_limits())
         return result.score or Score.cp(0), result.best_move
 
-    def _untimed(self, **fields) -> Limits:
-        """Limits without a clock: to the end, or the game's default think time."""
-        default = self.session.game.default_move_ms
-        return Limits(movetime=default, **fields) if default else Limits(**fields)
+    def _solve_limits(self, **fields) -> Limits:
+        """Limits of a search for a position's value: to the end, or the game's solve time."""
+        limit = self.session.game.solve_ms
+        return Limits(movetime=limit, **fields) if limit else Limits(**fields)
 
     def _limits(self, side: int) -> Limits:
         if self.main_time is None or (self.main_time == 0 and self.byo_yomi_time == 0):
-            return self._untimed()
+            return Limits(movetime=self.session.game.default_move_ms)
         seconds, stones = self.time_left.get(side, (self.main_time, 0))
         if stones > 0:
             return Limits(wtime=int(seconds * 1000), btime=int(seconds * 1000),
@@ -301,6 +306,9 @@ def _colour(text: str) -> int:
         raise GtpError(f"invalid color '{text}' (b, w, black or white)") from None
 
 
+_MAX_SECONDS = LIMIT_MAX / 1000
+
+
 def _integer(text: str, what: str) -> int:
     try:
         return int(text)
@@ -308,8 +316,25 @@ def _integer(text: str, what: str) -> int:
         raise GtpError(f"{what} is not an integer: '{text}'") from None
 
 
+def _count(text: str, what: str) -> int:
+    """A number of stones or moves: 0 to LIMIT_MAX."""
+    value = _integer(text, what)
+    if not 0 <= value <= LIMIT_MAX:
+        raise GtpError(f"{what} must be between 0 and {LIMIT_MAX}, not {value}")
+    return value
+
+
 def _number(text: str, what: str) -> float:
     try:
         return float(text)
     except ValueError:
         raise GtpError(f"{what} is not a number: '{text}'") from None
+
+
+def _seconds(text: str, what: str) -> float:
+    """A time setting: finite, not negative, at most LIMIT_MAX milliseconds."""
+    seconds = _number(text, what)
+    if not (math.isfinite(seconds) and 0 <= seconds <= _MAX_SECONDS):
+        raise GtpError(f"{what} must be a number of seconds from 0 to {_MAX_SECONDS:.0f}, "
+                       f"not '{text}'")
+    return seconds

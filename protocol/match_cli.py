@@ -15,7 +15,7 @@ import shlex
 import sys
 from typing import Optional, TextIO
 
-USAGE = """usage: mallard match -variant duck|cfour
+USAGE = """usage: mallard match -variant duck|cfour|uttt
     -engine cmd=PATH [arg=X ...] [name=N] [proto=uci|ugi|gtp] [tc=40/60+0.6 | st=1 | depth=N |
             nodes=N] [timemargin=MS] [option.NAME=VALUE ...] [restart=on|off] [dir=D] ...
     -engine ... [-engine ...] [-each KEY=VALUE ...] [-tournament round-robin|gauntlet]
@@ -27,6 +27,53 @@ USAGE = """usage: mallard match -variant duck|cfour
     [-report penta=true] [-pgnout FILE] [-db FILE.sqlite] [-recover] [-ratinginterval N]
     [-event NAME] [-site NAME] [-json FILE|-] [-startuptimeout SECONDS] [-stalltimeout SECONDS]
     [-progress on|off]
+"""
+
+HELP = USAGE + """
+Plays games between engine processes and prints cutechess-cli's lines.
+
+engine settings (after -engine, or for every engine after -each):
+  cmd=PATH           the engine's command (split like a shell; required)
+  arg=X              one more argument for the command (repeatable)
+  name=N             its name in the output (default: the command's file name)
+  proto=P            uci (default), ugi or gtp
+  tc=T               time control: moves/seconds+increment (40/60+0.6), seconds+increment (10+0.1),
+                     or inf
+  st=S               a fixed time per move, in seconds
+  depth=N, nodes=N   a search limit instead of (or besides) a clock
+  timemargin=MS      how far a clock may be overrun before the game is lost (default 0)
+  option.NAME=VALUE  an engine option (setoption / GTP has none)
+  restart=on|off     start a new process for every game (default off)
+  dir=D              the engine's working directory
+
+match options:
+  -variant V         duck (default), cfour or uttt
+  -tournament T      round-robin (default) or gauntlet (the first engine against each other)
+  -games N           games per pairing and round (default 1); -rounds N repeats the schedule
+  -repeat            play each opening twice, colours swapped
+  -concurrency N     games played at once (default 1)
+  -srand N           seed of the random opening order
+  -openings ...      file=F, format=epd|fen|moves|pgn (default epd), order=sequential|random,
+                     plies=N (cut each opening)
+  -draw ...          adjudicate a draw after movenumber=N when movecount=N moves in a row are
+                     scored within score=CP by both engines
+  -resign ...        adjudicate a loss after movecount=N moves at or below -score=CP
+                     (twosided=true: both engines must agree)
+  -maxmoves N        a draw after N moves
+  -adjudicate solved [nodes=N]  end a game the solver proves (default 2,000,000 nodes)
+  -sprt ...          elo0=E0 elo1=E1 alpha=A beta=B (0.05 each) model=bayesian (default),
+                     logistic or normalized: stop when the test decides
+  -report penta=true fastchess's pentanomial lines (and the SPRT over game pairs)
+  -pgnout FILE       append the games as PGN
+  -db FILE           keep every finished game in SQLite; the same command again resumes
+  -recover           after a crash or failed start, restart the engine and go on
+  -ratinginterval N  print the score and Elo every N games (default 10; 0: only at the end)
+  -event, -site      PGN tags
+  -json FILE|-       a JSON summary at the end
+  -startuptimeout S  seconds to wait for uciok/ugiok/GTP (default 20)
+  -stalltimeout S    seconds a reply may take when no clock limits it (default 600)
+  -progress on|off   the live progress bar (default: on when stdout is a terminal)
+  -h, -help, --help  this help
 """
 
 ENGINE_KEYS = ("cmd", "arg", "name", "proto", "tc", "st", "depth", "nodes", "timemargin",
@@ -237,8 +284,6 @@ def build_match(argv: list[str], reporter=None):
             extras["progress"] = _one(option, values) == "on"
         elif option in ("-startuptimeout", "-stalltimeout"):
             kwargs[f"{option[1:-7]}_timeout_ms"] = _seconds(option, _one(option, values))
-        elif option in ("-h", "-help", "--help"):
-            raise UsageError(USAGE)
         else:
             raise UsageError(f"unknown option '{option}'\n{USAGE}")
     if len(engines_settings) < 2:
@@ -407,10 +452,14 @@ class RichProgress:
         self.bar.stop()
 
 
-def main(argv: list[str], out: TextIO = sys.stdout) -> int:
+def main(argv: list[str], out: Optional[TextIO] = None) -> int:
+    out = out or sys.stdout  # looked up now: callers may have redirected it
     from tournaments.openings import OpeningError
     from tournaments.storage import StorageError
 
+    if any(token in ("-h", "-help", "--help") for token in argv):
+        out.write(HELP)
+        return 0
     try:
         match, extras = build_match(argv)
     except (UsageError, OpeningError) as error:

@@ -4,10 +4,11 @@
 exit status (0). With `protocol=None` the first non-empty line decides: `uci` (or another UCI
 command) speaks UCI, `ugi` speaks UGI, anything else GTP.
 
-Threads: the reader puts every line on a queue (None at the end of input) and flags `quit` and
-the end of input at once, so that a command waiting for the compiled code or for a GTP search
-can give up; the main thread hands lines to the front-end; searches print `info`/`bestmove` from
-their worker thread. All output goes through one `Output`, which serialises lines, flushes each,
+Threads: the reader puts every line on a queue (None at the end of input) and, the moment it
+reads `quit` or the end of input, abandons the session: the running search stops and any later
+one stops at once, so a GTP `genmove` or an infinite search never holds the exit (commands still
+run in order, so a piped script gets its answers). The main thread hands lines to the
+front-end; searches print `info`/`bestmove` from their worker thread. All output goes through one `Output`, which serialises lines, flushes each,
 and never raises (a closed stdout ends the process instead of printing a traceback).
 """
 
@@ -65,6 +66,8 @@ class Input:
         self.lines: queue.Queue = queue.Queue()  # (arrival as time.perf_counter(), line)
         self.arrived: Optional[float] = None  # when the line `next()` last returned was read
         self.finished = threading.Event()  # `quit` read or end of input
+        self._on_finish: list = []
+        self._callbacks_lock = threading.Lock()
         self._thread = threading.Thread(target=self._read, args=(stream,), name="mallard-stdin",
                                         daemon=True)
         self._thread.start()
@@ -80,12 +83,30 @@ class Input:
                 words = line.split()
                 if words[:1] == ["quit"] or (len(words) == 2 and words[0].isdigit()
                                              and words[1] == "quit"):
-                    self.finished.set()
+                    self._finish()
                 self.lines.put((time.perf_counter(), line))
         except (OSError, ValueError, UnicodeDecodeError):
             pass
-        self.finished.set()
+        self._finish()
         self.lines.put((time.perf_counter(), None))
+
+    def on_finish(self, callback) -> None:
+        """Call `callback()` at `quit` or the end of input (at once if that has happened): the
+        reader sees them before the main thread, which may be busy with a search."""
+        with self._callbacks_lock:
+            if not self.finished.is_set():
+                self._on_finish.append(callback)
+                return
+        callback()
+
+    def _finish(self) -> None:
+        with self._callbacks_lock:
+            if self.finished.is_set():
+                return
+            self.finished.set()
+            callbacks, self._on_finish = self._on_finish, []
+        for callback in callbacks:
+            callback()
 
     def next(self) -> Optional[str]:
         """The next line (None at the end); `arrived` says when it was read, since a move's
@@ -135,6 +156,7 @@ def serve(stdin: TextIO = None, stdout: TextIO = None, stderr: TextIO = None,
                 if chosen is None:
                     continue
                 front = make_front_end(chosen, output, input_, variant)
+                input_.on_finish(front.session.abandon)
             try:
                 if not front.handle(line):
                     break

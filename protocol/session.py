@@ -85,6 +85,7 @@ class Session:
         self._ponder_timer: Optional[threading.Timer] = None
         self._ready = threading.Event()
         self._ready.set()
+        self._abandoned = threading.Event()  # the client quit or closed its input
         self._warm_up_enabled = False  # set by start_warm_up (servers); API users compile lazily
         self._defer_warm_up = False
         self._warmed = None  # the game whose code the warm-up has loaded
@@ -148,7 +149,7 @@ class Session:
     def set_option(self, name: str, text: Optional[str]) -> Optional[str]:
         option = self.find_option(name)
         if option is None:
-            return None  # unknown options are ignored: clients send them blindly
+            return f"no such option '{name.strip()}'"
         try:
             value = parse_option_value(option, text)
         except ValueError as error:
@@ -331,7 +332,7 @@ class Session:
         hold = limits.infinite or limits.ponder
         self._ponder_limits = dataclasses.replace(limits, ponder=False) if limits.ponder else None
         self._release.clear()
-        self._stop[0] = 0
+        self._stop[0] = 1 if self._abandoned.is_set() else 0  # after quit: answer at once
         stop = self._stop
 
         def run() -> None:
@@ -370,6 +371,11 @@ class Session:
         timer, self._ponder_timer = self._ponder_timer, None
         if timer is not None:
             timer.cancel()
+
+    def abandon(self) -> None:
+        """The client quit or closed its input: stop the search, and every later one at once."""
+        self._abandoned.set()
+        self.stop()
 
     def stop(self) -> None:
         self._stop[0] = 1

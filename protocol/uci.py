@@ -4,8 +4,9 @@ Both dialects share everything but the handshake (`uci`/`uciok` vs `ugi`/`ugiok`
 command, the clock names of `go` (UGI's `p1time p2time p1inc p2inc` are accepted in both) and
 UGI's `query`; UGI's `bestmove` has exactly two tokens (no ponder move).
 
-Errors are `info string error: ...` lines on stdout; the state stays as it was (a bad move list
-keeps the moves before the bad one). Unknown commands and options are ignored. Every `go`
+Errors are `info string error: ...` lines on stdout, at most one per command (the first problem,
+and how many more there were); the state stays as it was (a bad move list keeps the moves before
+the bad one). Unknown commands are ignored; an unknown option is an error, as in Stockfish. Every `go`
 gets exactly one `bestmove`, preceded by at least one `info ... score` line; a finished game
 answers `info depth 0 score mate 0` (`score cp 0` for a draw) and `bestmove (none)`.
 """
@@ -15,13 +16,11 @@ from __future__ import annotations
 import dataclasses
 from typing import Optional
 
-from engines.base import Limits, Score, SearchInfo, SearchResult
+from engines.base import LIMIT_MAX, Limits, Score, SearchInfo, SearchResult
+from protocol import ENGINE_AUTHOR, ENGINE_NAME, VERSION
 from protocol.server import Input, Output
 from protocol.session import Session
 
-ENGINE_NAME = "Mallard"
-ENGINE_AUTHOR = "the Mallard developers"
-VERSION = "0.1.0"
 MAX_ERROR_LENGTH = 300
 DEFAULT_MOVETIME_ON_ERROR = 1000  # ms: a `go` whose limits could not be read still ends
 
@@ -33,7 +32,6 @@ INT_TOKENS = {
 }
 POSITIVE = {"movestogo", "movetime", "depth", "nodes", "mate"}
 FLAG_TOKENS = {"infinite", "ponder"}
-MAX_VALUE = 1 << 40  # larger values mean "no limit" and would overflow the kernels' counters
 
 
 def parse_go(tokens: list[str]) -> tuple[dict, list[str], list[str]]:
@@ -55,7 +53,7 @@ def parse_go(tokens: list[str]) -> tuple[dict, list[str], list[str]]:
             text = tokens[index]
             index += 1
             try:
-                value = min(int(text), MAX_VALUE)
+                value = min(int(text), LIMIT_MAX)
             except ValueError:
                 errors.append(f"go: '{token}' needs an integer, not '{text}'")
                 continue
@@ -80,15 +78,31 @@ class UciFrontEnd:
         self.input = input_
         self.dialect = dialect
         self.session = session or Session()
+        self._errors: Optional[list[str]] = None  # collected while a command runs
+
 
     # --- plumbing -----------------------------------------------------------------------------
     def error(self, text: str) -> None:
+        """Report a problem: while a command runs, the first one is kept for `_flush_errors`."""
+        if self._errors is not None:
+            self._errors.append(text)
+        else:
+            self._print_error(text)
+
+    def _flush_errors(self) -> None:
+        """The current command's one error line: its first problem, and how many followed."""
+        errors, self._errors = self._errors, ([] if self._errors is not None else None)
+        if errors:
+            more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+            self._print_error(errors[0], more)
+
+    def _print_error(self, text: str, suffix: str = "") -> None:
         # one printable line whatever the client sent, and not a megabyte of it echoed back
         text = "".join(c if c.isprintable() else "?" for c in text)
         if len(text) > MAX_ERROR_LENGTH:
             text = text[:MAX_ERROR_LENGTH] + "..."
-        self.out.line(f"info string error: {text}")
-        self.out.log(f"error: {text}")
+        self.out.line(f"info string error: {text}{suffix}")
+        self.out.log(f"error: {text}{suffix}")
 
     def report_internal_error(self, line: str) -> None:
         self.error(f"internal error while handling '{line.strip()[:80]}' (state kept)")
@@ -120,7 +134,12 @@ class UciFrontEnd:
         if command not in ("uci", "ugi", "debug", "stop", "ponderhit", "setoption") \
                 and not self._wait_ready():
             return False
-        handler(args, line)
+        self._errors = []
+        try:
+            handler(args, line)
+        finally:
+            self._flush_errors()
+            self._errors = None
         return True
 
     # --- commands -----------------------------------------------------------------------------
@@ -209,6 +228,7 @@ class UciFrontEnd:
             or limits.infinite
         if errors and not has_bound:
             limits = dataclasses.replace(limits, movetime=DEFAULT_MOVETIME_ON_ERROR)
+        self._flush_errors()  # before the search's first line
         if session.position.result() is not None:
             session.stop_and_wait()
             result = session.position.result()
@@ -227,7 +247,8 @@ class UciFrontEnd:
 
         def on_done(result: SearchResult) -> None:
             if "error" in result.extra:
-                self.error(f"search failed ({result.extra['error']}); playing a legal move")
+                self._print_error(f"search failed ({result.extra['error']}); "
+                                  "playing a legal move")
             if not scored:
                 score = result.score or Score.cp(0)
                 self.out.line(info_line(SearchInfo(depth=result.depth, score=score,

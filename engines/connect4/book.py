@@ -239,7 +239,7 @@ def find_built_book(width: int, height: int) -> Optional[Path]:
         return None
     for path in directory.glob(prefix + "*.npz"):
         depth_text = path.name[len(prefix):-4]
-        if depth_text.isdigit() and int(depth_text) > best_depth:
+        if depth_text.isdecimal() and int(depth_text) > best_depth:
             best, best_depth = path, int(depth_text)
     return best
 

@@ -165,7 +165,7 @@ class Connect4Position(Position):
         lower = raw.lower()
         if lower.startswith("p@"):
             square = lower[2:]
-            if len(square) < 2 or square[0] not in FILES[: self.width] or not square[1:].isdigit():
+            if len(square) < 2 or square[0] not in FILES[: self.width] or not square[1:].isdecimal():
                 raise MoveError(f"'{raw}' is not a drop on this board")
             column, rank = FILES.index(square[0]), int(square[1:])
             landing = self.column_height(column) + 1
@@ -176,7 +176,7 @@ class Connect4Position(Position):
             return column
         if len(lower) == 1 and lower in FILES[: self.width]:
             column = FILES.index(lower)
-        elif lower.isdigit() and 1 <= int(lower) <= self.width:
+        elif lower.isdecimal() and 1 <= int(lower) <= self.width:
             column = int(lower) - 1
         else:
             raise MoveError(f"'{raw}' is not a move (use P@d1, a column letter or 1..{self.width})")
@@ -223,6 +223,8 @@ class Connect4Game(Game):
     """Connect Four on a width x height board (`cfour` is Fairy-Stockfish's name for 7x6)."""
 
     gtp = True
+    # On 7x6 with the book every solve ends within a fraction of this; larger boards may not.
+    default_move_ms = 5000
 
     def __init__(self, width: int = DEFAULT_WIDTH, height: int = DEFAULT_HEIGHT):
         check_size(width, height)
@@ -253,7 +255,7 @@ class Connect4Game(Game):
         """
         position = self.start_position()
         for index, char in enumerate(text):
-            if not char.isdigit() or not 1 <= int(char) <= self.width:
+            if not char.isdecimal() or not 1 <= int(char) <= self.width:
                 raise _indexed(f"Invalid move {index + 1} '{char}': not a column 1..{self.width}", index)
             column = int(char) - 1
             if position.column_height(column) >= self.height:
@@ -282,10 +284,12 @@ class Connect4Game(Game):
         for text_rank in ranks:
             row, number = [], ""
             for char in text_rank + " ":
-                if char.isdigit():
+                if char.isdecimal():
                     number += char
                     continue
                 if number:
+                    if int(number) > self.width - len(row):  # also keeps a huge count cheap
+                        raise PositionError(f"rank '{text_rank}' has more than {self.width} cells")
                     row.extend([None] * int(number))
                     number = ""
                 if char == " ":
@@ -329,7 +333,7 @@ class Connect4Game(Game):
             if sorted(holdings) != sorted(expected):
                 raise PositionError(f"holdings '[{holdings}]' do not match the stones on the board")
         for counter in fields[4:6]:
-            if not counter.isdigit():
+            if not counter.isdecimal():
                 raise PositionError(f"counter '{counter}' is not a number")
         if len(fields) > 6:
             raise PositionError(f"unexpected text after the FEN: '{' '.join(fields[6:])}'")

@@ -28,10 +28,16 @@ CASTLING_LETTERS = (("K", CASTLE_WK, 0, 7), ("Q", CASTLE_WQ, 0, 0),
 COLOUR_NAMES = ("White", "Black")
 
 
+MAX_COUNTER = (1 << 31) - 1  # the move counters' range in the kernels' state
+
+
 def _parse_counter(text: str, name: str) -> int:
-    if not text.isdigit():
+    if not text.isdecimal():
         raise PositionError(f"{name} '{text}' is not a non-negative integer")
-    return int(text)
+    value = int(text)
+    if value > MAX_COUNTER:
+        raise PositionError(f"{name} {value} is above {MAX_COUNTER}")
+    return value
 
 
 def parse_fen(text: str) -> np.ndarray:
@@ -57,7 +63,7 @@ def parse_fen(text: str) -> np.ndarray:
         rank = 7 - row
         file = 0
         for char in rank_text:
-            if char.isdigit():
+            if char.isdecimal():
                 file += int(char)
                 continue
             if file >= 8:

@@ -151,6 +151,17 @@ class DuckPosition(Position):
     def fen(self) -> str:
         return notation.format_fen(self.state)
 
+    def board_text(self) -> str:
+        """The board as Stockfish's `d` draws it: White's pieces upper case, the duck `*`."""
+        rule = " +---+---+---+---+---+---+---+---+"
+        lines = [rule]
+        for rank_number, rank in zip(range(8, 0, -1), self.fen().split()[0].split("/")):
+            cells = "".join(" " * int(char) if char.isdecimal() else char for char in rank)
+            lines.append(" | " + " | ".join(cells) + f" | {rank_number}")
+            lines.append(rule)
+        lines.append("   a   b   c   d   e   f   g   h")
+        return "\n".join(lines)
+
     def parse_move(self, text: str) -> int:
         """A legal full move from the UCI form (`e2e4,e4d5`) or SAN (`e4,d5`)."""
         if not isinstance(text, str):

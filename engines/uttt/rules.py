@@ -257,11 +257,11 @@ def _read_move(raw: str) -> Optional[int]:
     if len(lower) == 2 and lower[0] in LETTERS and lower[1] in LETTERS:
         return LETTERS.index(lower[0]) * 9 + LETTERS.index(lower[1])
     upper = raw.upper()
-    if 2 <= len(upper) <= 2 and upper[0] in GTP_COLUMNS and upper[1].isdigit() \
+    if 2 <= len(upper) <= 2 and upper[0] in GTP_COLUMNS and upper[1].isdecimal() \
             and 1 <= int(upper[1]) <= 9:
         return move_from_grid(9 - int(upper[1]), GTP_COLUMNS.index(upper[0]))
     parts = raw.split()
-    if len(parts) == 2 and all(part.isdigit() for part in parts):
+    if len(parts) == 2 and all(part.isdecimal() for part in parts):
         row, column = int(parts[0]), int(parts[1])
         if row < 9 and column < 9:
             return move_from_grid(row, column)
@@ -273,7 +273,7 @@ class UtttGame(Game):
 
     variant = "uttt"
     gtp = True
-    default_move_ms = 2000
+    solve_ms = 2000  # the prover cannot always finish: a solve gives its answer when it has one
 
     def resized(self, width: int, height: int) -> "UtttGame":
         if (width, height) != (9, 9):

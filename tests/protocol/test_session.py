@@ -43,7 +43,7 @@ def test_options_are_checked_and_kept_on_error():
     assert session.set_option("move overhead", "100") is None
     assert session.values["move overhead"] == 100
     assert "between" in session.set_option("Hash", "0")
-    assert session.set_option("UCI_Chess960", "true") is None  # unknown: ignored
+    assert session.set_option("UCI_Chess960", "true") == "no such option 'UCI_Chess960'"
     assert "one of" in session.set_option("UCI_Variant", "xiangqi")
     assert session.set_option("UCI_Variant", "cfour") is None
     assert session.variant == "cfour" and session.position.fen().startswith("7/7/7/7/7/7")

@@ -155,10 +155,23 @@ def position_fen(engine):
     return engine.until("Fen: ")[-1][5:]
 
 
-def test_unknown_commands_and_options_are_ignored(engine):
-    engine.send("xyzzy", "setoption name UCI_Chess960 value true", "setoption name EvalFile value x",
-                "query p1turn")  # `query` is UGI only
+def test_unknown_commands_are_ignored_and_unknown_options_named(engine):
+    engine.send("xyzzy", "query p1turn")  # `query` is UGI only
     assert engine.ready() == []
+    engine.send("setoption name UCI_Chess960 value true", "setoption name Eval File value x")
+    assert engine.ready() == ["info string error: no such option 'UCI_Chess960'",
+                              "info string error: no such option 'Eval File'"]
+
+
+def test_one_error_line_per_command_however_many_problems(engine):
+    engine.send("go depth 1 " + " ".join(["x"] * 10_000))
+    lines = engine.until("bestmove ")
+    errors = [line for line in lines if line.startswith("info string error")]
+    assert errors == ["info string error: go: unknown token 'x' (and 9999 more)"]
+    engine.send("go searchmoves zz yy depth 1 depth x nodes -4 " + "y " * 50)
+    lines = engine.until("bestmove ")
+    errors = [line for line in lines if line.startswith("info string error")]
+    assert len(errors) == 1 and errors[0].endswith("(and 52 more)"), errors
 
 
 def test_illegal_move_in_position_list_keeps_the_moves_before_it(engine):

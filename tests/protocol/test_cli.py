@@ -1,0 +1,190 @@
+"""The `mallard` command line as a user meets it: any argv ends in exit status 0 or 2 without a
+traceback (hypothesis over every subcommand's options), the version and help, each subcommand's
+own usage on its errors, and quiet exits when the reader of stdout goes away."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import inspect
+import io
+import os
+import subprocess
+import sys
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import protocol.server
+from protocol import VERSION, cli, match_cli
+from tournaments.match import Match
+
+MALLARD = [sys.executable, "-m", "protocol.cli"]
+
+
+def leaf_parsers(parser: argparse.ArgumentParser, path=()):
+    """(subcommand words, parser) for every subcommand that runs something."""
+    subparsers = [action for action in parser._actions
+                  if isinstance(action, argparse._SubParsersAction)]
+    if not subparsers:
+        yield path, parser
+        return
+    for name, child in subparsers[0].choices.items():
+        yield from leaf_parsers(child, path + (name,))
+
+
+LEAVES = dict(leaf_parsers(cli.build_parser()))
+OPTION_WORDS = sorted({word for parser in LEAVES.values() for action in parser._actions
+                       for word in action.option_strings})
+MATCH_WORDS = ["-engine", "-each", "-variant", "-games", "-rounds", "-concurrency", "-sprt",
+               "-openings", "-draw", "-resign", "-maxmoves", "-adjudicate", "-pgnout", "-db",
+               "-json", "-tournament", "-srand", "-repeat", "-recover", "-report", "-progress",
+               "-startuptimeout", "-stalltimeout", "-ratinginterval", "cmd=mallard", "cmd=",
+               "proto=uci", "proto=gtp", "proto=xboard", "tc=10+0.1", "tc=-1", "tc=inf",
+               "st=0.1", "st=nan", "depth=0", "nodes=-3", "option.Hash=16", "elo0=0", "elo1=5",
+               "file=none.epd", "format=pgn", "movenumber=1", "movecount=x", "score=10",
+               "restart=maybe", "timemargin=-5", "name=", "solved", "penta=true"]
+VALUES = ["0", "1", "-1", "7", "99999999999999999999", "1e300", "nan", "inf", "-inf", "0.5",
+          "x", "", "duck", "cfour", "uttt", "bitbully", "Begin-Hard", "4453", "2,3", ",",
+          "all", "none", "mobility", "--", "-", "=", "é", "\x00"]
+
+
+def runners():
+    """The functions a subcommand's parser dispatches to (they do the work, not the checks)."""
+    return [name for name, function in vars(cli).items()
+            if name.startswith("_") and inspect.isfunction(function)
+            and list(inspect.signature(function).parameters) == ["args"] and name != "_serve"]
+
+
+@st.composite
+def command_lines(draw):
+    words = draw(st.sampled_from(sorted(LEAVES) + [("match",), ()]))
+    vocabulary = MATCH_WORDS if words == ("match",) else OPTION_WORDS + ["-h", "--help", "-V"]
+    tokens = draw(st.lists(st.sampled_from(vocabulary) | st.sampled_from(VALUES)
+                           | st.text(max_size=6), max_size=8))
+    return list(words) + tokens
+
+
+def run_main(argv) -> tuple[object, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = cli.main(argv)
+        except SystemExit as stop:
+            code = stop.code
+    return code, out.getvalue(), err.getvalue()
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck))
+@given(argv=command_lines())
+def test_any_command_line_exits_0_or_2_without_a_traceback(argv, tmp_path_factory):
+    folder = tmp_path_factory.mktemp("argv")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(folder)  # -db, -pgnout and --output land here
+        for name in runners():
+            patch.setattr(cli, name, lambda args: 0)
+        patch.setattr(protocol.server, "serve", lambda **kwargs: 0)
+        patch.setattr(Match, "run", lambda self: None)
+        patch.setattr(sys, "stdin", io.StringIO(""))
+        code, out, err = run_main(argv)
+    assert code in (0, 2, None), (argv, code, err)
+    assert "Traceback" not in err and "Traceback" not in out, (argv, err)
+    if code == 2:
+        assert err.strip(), argv  # a refusal always says why
+
+
+def test_version():
+    for flag in ("--version", "-V"):
+        code, out, _ = run_main([flag])
+        assert code == 0 and out.strip() == f"mallard {VERSION}"
+
+
+def test_help_names_no_internals_and_every_flag_has_help():
+    code, out, _ = run_main(["--help"])
+    assert code == 0 and "usage: mallard" in out
+    for words, parser in LEAVES.items():
+        text = parser.format_help()
+        for internal in ("argparse", ".py", "protocol/", "engines/"):
+            assert internal not in text, (words, internal)
+        formatter = parser._get_formatter()
+        for action in parser._actions:
+            assert action.help, (words, action.dest)
+            if action.option_strings and action.default not in (None, False, argparse.SUPPRESS):
+                assert "default" in formatter._get_help_string(action), (words, action.dest)
+
+
+@pytest.mark.parametrize("flag", ["-h", "-help", "--help"])
+def test_match_help_goes_to_stdout_with_status_0(flag):
+    code, out, err = run_main(["match", flag])
+    assert code == 0 and err == ""
+    assert out == match_cli.HELP and "-variant V" in out and "uttt" in out
+
+
+@pytest.mark.parametrize("argv, usage, message", [
+    (["solve", "--depth", "3"], "usage: mallard solve", "unrecognized arguments: --depth 3"),
+    (["solve", "--hash", "0"], "usage: mallard solve", "0 is below 1"),
+    (["solve", "--hash", "-5"], "usage: mallard solve", "-5 is below 1"),
+    (["bench", "connect4", "--limit", "0"], "usage: mallard bench connect4", "0 is below 1"),
+    (["bench", "duck", "--depth", "0"], "usage: mallard bench duck", "0 is below 1"),
+    (["bench", "duck", "--enumeration", "2,x"], "usage: mallard bench duck",
+     "'x' is not a whole number"),
+    (["bench", "duck-perft", "--reference", "/no/such/engine"], "usage: mallard bench duck-perft",
+     "no executable program"),
+    (["bench", "uttt", "--limit", "nan"], "usage: mallard bench uttt", "positive number"),
+    (["prove", "uttt", "x", "--limit", "-1"], "usage: mallard prove", "positive number"),
+    (["gtp", "--variant", "duck"], "usage: mallard gtp", "duck cannot be played over GTP"),
+    (["perft", "duck", "-1"], "usage: mallard perft", "-1 is below 0"),
+])
+def test_each_subcommand_shows_its_own_usage(argv, usage, message):
+    code, out, err = run_main(argv)
+    assert code == 2 and out == ""
+    assert err.startswith(usage) and message in err.splitlines()[-1]
+
+
+def test_errors_after_parsing_are_one_line():
+    code, out, err = run_main(["perft", "duck", "1", "--fen", "not a fen"])
+    assert code == 2 and out == ""
+    problems = [line for line in err.splitlines() if "(first run only)" not in line]
+    assert len(problems) == 1 and problems[0].startswith("mallard: ")
+
+
+def test_gtp_refuses_duck_before_reading_any_input():
+    process = subprocess.run(MALLARD + ["gtp", "--variant", "duck"], input="genmove black\n",
+                             capture_output=True, text=True, timeout=60)
+    assert process.returncode == 2 and process.stdout == ""
+    assert "duck cannot be played over GTP" in process.stderr and "Traceback" not in process.stderr
+
+
+# --- the reader goes away --------------------------------------------------------------------
+
+PRINTING = [
+    (["solve"], "4453\n" * 20000),
+    (["solve", "-a", "--stats"], "4\n" * 20000),
+    (["perft", "duck", "2", "--divide"], ""),
+    (["perft", "uttt", "3", "--divide"], ""),
+    (["--help"], ""),
+    (["match", "-help"], ""),
+    (["prove", "uttt", "X;.........;" + "/".join(["........."] * 9), "--limit", "0.2"], ""),
+    (["bench", "duck", "--depth", "1", "--enumeration", ""], ""),
+    (["bench", "connect4", "--set", "End-Easy", "--limit", "50"], ""),
+    (["uci"], "uci\nisready\ngo depth 3\n"),
+]
+
+
+@pytest.mark.parametrize("argv, stdin", PRINTING, ids=[" ".join(a[:3]) for a, _ in PRINTING])
+def test_a_closed_reader_ends_the_run_quietly(argv, stdin, tmp_path):
+    """`mallard ... | head -1`: the first line arrives, then the pipe closes."""
+    source = tmp_path / "input.txt"
+    source.write_text(stdin)
+    read_end, write_end = os.pipe()
+    with open(source) as input_file:
+        process = subprocess.Popen(MALLARD + argv, stdin=input_file, stdout=write_end,
+                                   stderr=subprocess.PIPE, text=True)
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as reader:
+        first = reader.readline()
+    _, err = process.communicate(timeout=120)
+    assert first, "no first line"
+    assert "Traceback" not in err and "Error" not in err, err
+    assert process.returncode in (0, cli.EXIT_BROKEN_PIPE), (process.returncode, err)
