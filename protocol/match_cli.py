@@ -346,6 +346,8 @@ class CutechessReporter:
         self.out = out
         self.rating_interval = rating_interval
         self.progress = progress
+        self._said: set[str] = set()  # messages printed, so the stop reason is not said twice
+        self._scored = False  # a game's score line has been printed
 
     def _print(self, text: str) -> None:
         if self.progress is not None:
@@ -363,12 +365,14 @@ class CutechessReporter:
         if len(match.engines) == 2:
             first, second = match.engines[0].name, match.engines[1].name
             self._print(match.wdl.cutechess_lines(first, second)[0])
+            self._scored = True
         if self.progress is not None:
             self.progress.advance(match)
         if self.rating_interval and len(match.records) % self.rating_interval == 0:
             self.print_ranking(match)
 
     def message(self, text: str) -> None:
+        self._said.add(text)
         self._print(text)
 
     def match_finished(self, match) -> None:
@@ -377,21 +381,24 @@ class CutechessReporter:
             self.progress = None
         if not self.rating_interval or len(match.records) % self.rating_interval:
             self.print_ranking(match)
-        if match.stop_reason and not match.stop_reason.startswith("SPRT"):
-            self._print(f"Match stopped: {match.stop_reason}")
+        reason = match.stop_reason
+        if reason and not reason.startswith("SPRT") and \
+                not any(reason in text for text in self._said):
+            self._print(f"Match stopped: {reason}")
         self._print("Finished match")
 
     def print_ranking(self, match) -> None:
-        for line in ranking_lines(match):
+        # with two engines the score line has just been printed by game_finished
+        for line in ranking_lines(match, score_line=not self._scored):
             self._print(line)
 
 
-def ranking_lines(match) -> list[str]:
+def ranking_lines(match, score_line: bool = True) -> list[str]:
     lines = []
     if len(match.engines) == 2:
         first, second = match.engines[0].name, match.engines[1].name
-        score_line, elo_line = match.wdl.cutechess_lines(first, second)
-        lines += [score_line, elo_line]
+        score, elo_line = match.wdl.cutechess_lines(first, second)
+        lines += [score, elo_line] if score_line else [elo_line]
         if match.penta.pairs:
             penta = match.penta
             lines.append(penta.fastchess_line())

@@ -25,7 +25,7 @@ from typing import Optional
 from engines.timeman import freeze_long_lived_objects
 from tournaments.executors import Executor, LocalExecutor
 from tournaments.pgn import game_pgn
-from tournaments.players import EngineConfig
+from tournaments.players import EngineConfig, undeclared_options
 from tournaments.records import Adjudication, GameJob, GameRecord, Opening
 from tournaments.referee import DEFAULT_STALL_TIMEOUT_MS, load_rules
 from tournaments.schedule import Slot, make_schedule
@@ -161,6 +161,8 @@ class Match:
                 self.stop_reason = f"SPRT: {self.sprt_status} was accepted"
             pending = [job for job in self.jobs(seed) if job.index not in finished]
             if isinstance(executor, LocalExecutor):
+                if pending:
+                    self._warn_undeclared_options()
                 # the reader threads timestamp the engines' replies: no collector pause of the
                 # runner's loaded code may delay them and charge an engine for it
                 load_rules(self.variant, self.board)
@@ -176,6 +178,13 @@ class Match:
                 store.close()
         self.reporter.match_finished(self)
         return self
+
+    def _warn_undeclared_options(self) -> None:
+        """Say at the start which `option.NAME`s an engine does not have (a typo would otherwise
+        go unnoticed: engines ignore or refuse them one `setoption` at a time)."""
+        for engine in self.engines:
+            for name in undeclared_options(engine, self.variant, self.startup_timeout_ms):
+                self.reporter.message(f"Warning: engine '{engine.name}' has no option '{name}'")
 
     def request_stop(self, reason: str = "stopped") -> None:
         """Stop from another thread (a notebook's button): running games are abandoned."""

@@ -281,6 +281,22 @@ class Player:
         raise NotImplementedError
 
 
+def undeclared_options(config: EngineConfig, variant: str, timeout_ms: int) -> list[str]:
+    """The `option.NAME`s of `config` its UCI/UGI engine does not declare, found by starting it
+    once; empty when it has none, speaks GTP (no options) or does not start (its game says so)."""
+    if not config.options or config.protocol == "gtp":
+        return []
+    player = Player.create(config, variant, startup_timeout_ms=timeout_ms)
+    try:
+        player.start()
+    except EngineError:
+        return []
+    try:
+        return [name for name in config.options if name.lower() not in player.declared]
+    finally:
+        player.close()
+
+
 class UciPlayer(Player):
     """UCI in the Fairy-Stockfish dialect: `UCI_Variant`, pre-incremented clocks, `movestogo`."""
 

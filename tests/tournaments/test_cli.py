@@ -140,3 +140,29 @@ def test_the_progress_bar_keeps_every_line_whole():
     assert done.returncode == 0, done.stderr
     finished = [line for line in done.stdout.splitlines() if line.startswith("Finished game")]
     assert len(finished) == 2 and all(line.endswith("}") for line in finished)
+
+
+def test_the_score_line_comes_once_per_game_and_a_failure_is_said_once():
+    done = mallard_match("-variant", "duck", *engine_args("alpha"),
+                         *engine_args("beta", "--behaviour", "crash", "--at", "2"),
+                         "-games", "4", "-ratinginterval", "1")
+    lines = done.stdout.splitlines()
+    finished = [line for line in lines if line.startswith("Finished game")]
+    scores = [line for line in lines if line.startswith("Score of alpha vs beta: ")]
+    assert len(scores) == len(finished) >= 1, lines
+    assert len(set(scores)) == len(scores)  # never the same score line twice
+    failures = [line for line in lines if "beta failed" in line]
+    assert len(failures) == 1, lines
+    assert done.returncode == 1
+
+
+def test_an_option_the_engine_does_not_declare_is_a_warning_at_the_start():
+    done = mallard_match("-variant", "duck", *engine_args("alpha"), *engine_args("beta"),
+                         "-each", "option.Hsah=16", "option.UCI_Variant=duck", "-games", "1",
+                         "-maxmoves", "3")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    warnings = [line for line in lines if line.startswith("Warning: ")]
+    assert warnings == ["Warning: engine 'alpha' has no option 'Hsah'",
+                        "Warning: engine 'beta' has no option 'Hsah'"], lines
+    assert lines.index(warnings[-1]) < lines.index("Started game 1 of 1 (alpha vs beta)")
