@@ -455,8 +455,14 @@ def main(argv=None) -> int:
         message = error.args[0] if isinstance(error, KeyError) and error.args else error
         print(f"mallard: {message}", file=sys.stderr)
         return 2
+    except OSError as error:  # a file or directory the user named cannot be used
+        print(f"mallard: {error}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         return 130
+    except Exception as error:  # a bug: one line for the user, never a traceback
+        print(f"mallard: internal error: {type(error).__name__}: {error}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":
