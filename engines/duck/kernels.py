@@ -53,6 +53,27 @@ def is_blocked(move, k):
 
 
 @njit(cache=True, nogil=True)
+def most_blocking_square(state, old_duck):
+    """The empty square, other than `old_duck`, where a duck makes most of the side to move's
+    piece moves illegal (the first in a1, b1, ... order on a tie); -1 when none is free."""
+    moves = np.empty(MAX_MOVES, dtype=np.int64)
+    count = generate_piece_moves(state, moves, 0, -1)
+    best, best_blocked = -1, -1
+    for rank in range(8):
+        for file in range(8):
+            square = rank * 16 + file
+            if state[square] != 0 or square == old_duck:
+                continue
+            blocked = 0
+            for index in range(count):
+                if is_blocked(moves[index], square):
+                    blocked += 1
+            if blocked > best_blocked:
+                best, best_blocked = square, blocked
+    return best
+
+
+@njit(cache=True, nogil=True)
 def _emit(out, n, move, frm, end, duck):
     if duck >= 0 and ray_blocks(frm, end, duck):
         return n

@@ -235,7 +235,7 @@ class DuckSearcher(Searcher):
         old_duck = int(state[S_DUCK])
         K.push_piece_move(state, undo, piece)
         if duck < 0 or duck & 0x88 or state[duck] != 0 or duck == old_duck:
-            duck = int(best_blocking_square(state, old_duck))
+            duck = int(K.most_blocking_square(state, old_duck))
         move = with_duck(piece, duck)
         listed = [int(m) for m in searchmoves if int(m) & PIECE_MOVE_MASK == piece]
         if listed and move not in listed:
@@ -276,20 +276,3 @@ class DuckSearcher(Searcher):
     def _hashfull(self) -> int:
         sample = self.buffers.tt[:4000 * SK.TT_WORDS:SK.TT_WORDS]
         return int(np.count_nonzero(sample) * 1000 // max(1, len(sample)))
-
-
-def best_blocking_square(state: np.ndarray, old_duck: int) -> int:
-    """The free square (empty, not the old duck's) that blocks most of the side to move's moves."""
-    buffer = np.empty(MAX_MOVES, dtype=np.int64)
-    count = K.generate_piece_moves(state, buffer, 0, -1)
-    best, best_blocked = -1, -1
-    for rank in range(8):
-        for file in range(8):
-            sq = rank * 16 + file
-            if state[sq] != 0 or sq == old_duck:
-                continue
-            blocked = sum(1 for m in buffer[:count] if K.is_blocked(int(m), sq))
-            if blocked > best_blocked:
-                best, best_blocked = sq, blocked
-    return best
-

@@ -121,3 +121,41 @@ def test_stop_flag_ends_an_infinite_search_quickly(game, searcher):
 def test_finished_game_has_no_move(game, searcher):
     result = searcher.search(game.parse_position("k*6/bp6/1p6/1P6/8/8/8/4K3 b - - 0 1"))
     assert result.best_move is None and result.score.value == 0
+
+
+
+def _most_blocking_square_in_python(state, old_duck) -> int:
+    """The oracle: the searcher's former pure-Python count over the same move generator."""
+    from engines.duck import kernels
+    from engines.duck.board import MAX_MOVES
+
+    buffer = np.empty(MAX_MOVES, dtype=np.int64)
+    count = kernels.generate_piece_moves(state, buffer, 0, -1)
+    best, best_blocked = -1, -1
+    for rank in range(8):
+        for file in range(8):
+            square = rank * 16 + file
+            if state[square] != 0 or square == old_duck:
+                continue
+            blocked = sum(1 for move in buffer[:count] if kernels.is_blocked(int(move), square))
+            if blocked > best_blocked:
+                best, best_blocked = square, blocked
+    return best
+
+
+def test_the_most_blocking_duck_square_kernel_matches_the_python_count(game):
+    from engines.duck import kernels
+    from engines.duck.board import UNDO_SIZE
+    from engines.duck.searcher import root_state
+
+    checked = 0
+    for position in random_positions(game, 40, 5):
+        if position.result() is not None:
+            continue
+        for piece in position.piece_moves()[:3]:  # the state the searcher places a duck in
+            state = root_state(position)
+            kernels.push_piece_move(state, np.zeros(2 * UNDO_SIZE, dtype=np.int64), int(piece))
+            assert kernels.most_blocking_square(state, position.duck) == \
+                _most_blocking_square_in_python(state, position.duck), position.fen()
+            checked += 1
+    assert checked > 60
