@@ -190,3 +190,17 @@ def _uci_moves(digits: str) -> list[str]:
         heights[column] += 1
         squares.append(f"P@{'abcdefg'[column]}{heights[column]}")
     return squares
+
+
+@pytest.mark.slow
+def test_warmup_fills_the_cache_for_every_game(tmp_path):
+    """`mallard warmup` on a new cache (a cold compile of all three games): every game ready,
+    and an engine started afterwards says nothing about compiling."""
+    code, out, err = run_mallard(tmp_path, "warmup")
+    assert code == 0 and "Traceback" not in err
+    assert sorted(line.split()[0] for line in out.splitlines()) == ["cfour", "duck", "uttt"]
+    assert all(" ready in " in line for line in out.splitlines())
+    for variant in ("cfour", "duck", "uttt"):
+        script = f"uci\nsetoption name UCI_Variant value {variant}\nisready\nquit\n"
+        code, out, err = run_mallard(tmp_path, "uci", stdin=script)
+        assert code == 0 and "readyok" in out and err == "", (variant, err)
