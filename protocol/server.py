@@ -8,8 +8,9 @@ Threads: the reader puts every line on a queue (None at the end of input) and, t
 reads `quit` or the end of input, abandons the session: the running search stops and any later
 one stops at once, so a GTP `genmove` or an infinite search never holds the exit (commands still
 run in order, so a piped script gets its answers). The main thread hands lines to the
-front-end; searches print `info`/`bestmove` from their worker thread. All output goes through one `Output`, which serialises lines, flushes each,
-and never raises (a closed stdout ends the process instead of printing a traceback).
+front-end; searches print `info`/`bestmove` from their worker thread. All output goes through
+one `Output`, which serialises lines, flushes each, and never raises (a closed stdout ends the
+process instead of printing a traceback).
 """
 
 from __future__ import annotations

@@ -6,9 +6,9 @@ UGI's `query`; UGI's `bestmove` has exactly two tokens (no ponder move).
 
 Errors are `info string error: ...` lines on stdout, at most one per command (the first problem,
 and how many more there were); the state stays as it was (a bad move list keeps the moves before
-the bad one). Unknown commands are ignored; an unknown option is an error, as in Stockfish. Every `go`
-gets exactly one `bestmove`, preceded by at least one `info ... score` line; a finished game
-answers `info depth 0 score mate 0` (`score cp 0` for a draw) and `bestmove (none)`.
+the bad one). Unknown commands are ignored; an unknown option is an error, as in Stockfish.
+Every `go` gets exactly one `bestmove`, preceded by at least one `info ... score` line; a finished
+game answers `info depth 0 score mate 0` (`score cp 0` for a draw) and `bestmove (none)`.
 """
 
 from __future__ import annotations
@@ -79,7 +79,6 @@ class UciFrontEnd:
         self.dialect = dialect
         self.session = session or Session()
         self._errors: Optional[list[str]] = None  # collected while a command runs
-
 
     # --- plumbing -----------------------------------------------------------------------------
     def error(self, text: str) -> None:
