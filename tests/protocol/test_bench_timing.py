@@ -3,6 +3,8 @@ version, 20 games per row, which must end without a time loss (slow)."""
 
 from __future__ import annotations
 
+import io
+
 import pytest
 
 from protocol.bench_timing import bench_timing, move_timings, parse_control
@@ -45,9 +47,10 @@ def test_book_moves_are_not_timed_and_keep_the_side_to_move():
 
 
 @pytest.mark.slow
-def test_no_time_loss_in_20_games_per_row(capsys):
-    assert bench_timing(games=20) == 0
-    table = capsys.readouterr().out
+def test_no_time_loss_in_20_games_per_row():
+    out = io.StringIO()
+    assert bench_timing(games=20, out=out) == 0
+    table = out.getvalue()
     rows = [line.split("|")[1:-1] for line in table.splitlines()
             if line.startswith("| duck") or line.startswith("| cfour")]
     assert len(rows) == 4, table
