@@ -19,7 +19,7 @@ import platform
 import statistics
 import sys
 from datetime import date
-from typing import Optional, TextIO
+from typing import TextIO
 
 from engines.base import Limits
 from engines.timeman import after_overhead, move_budget_ms
