@@ -188,10 +188,8 @@ class GtpFrontEnd:
         if len(args) != 3:
             raise GtpError("time_left needs colour time stones")
         colour = _colour(args[0])
-        seconds = _number(args[1], "time")  # a negative time left is an overrun: none left
-        if not math.isfinite(seconds) or seconds * 1000 > LIMIT_MAX:
-            raise GtpError(f"time must be a finite number of seconds up to {_MAX_SECONDS:.0f}, "
-                           f"not '{args[1]}'")
+        # a negative time left is an overrun: none left
+        seconds = _seconds(args[1], "time", minimum=-math.inf)
         stones = _count(args[2], "stones")
         self.time_left[colour] = (max(0.0, seconds), stones)
 
@@ -331,10 +329,11 @@ def _number(text: str, what: str) -> float:
         raise GtpError(f"{what} is not a number: '{text}'") from None
 
 
-def _seconds(text: str, what: str) -> float:
-    """A time setting: finite, not negative, at most LIMIT_MAX milliseconds."""
+def _seconds(text: str, what: str, minimum: float = 0.0) -> float:
+    """A time: finite, from `minimum` (not negative unless said) to LIMIT_MAX milliseconds."""
     seconds = _number(text, what)
-    if not (math.isfinite(seconds) and 0 <= seconds <= _MAX_SECONDS):
-        raise GtpError(f"{what} must be a number of seconds from 0 to {_MAX_SECONDS:.0f}, "
-                       f"not '{text}'")
+    if not (math.isfinite(seconds) and minimum <= seconds <= _MAX_SECONDS):
+        lowest = f"from {minimum:.0f} " if math.isfinite(minimum) else ""
+        raise GtpError(f"{what} must be a finite number of seconds {lowest}up to "
+                       f"{_MAX_SECONDS:.0f}, not '{text}'")
     return seconds

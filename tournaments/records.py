@@ -7,7 +7,8 @@ Conventions: player 0 is White (the first player; GTP's black in Connect Four). 
 PGN token `1-0`, `0-1`, `1/2-1/2` or `*`; `reason` is the text cutechess prints in braces
 (`White wins (four in a row)`, `Black loses on time (took 0.262 s of 0.250 s)`,
 `Draw by adjudication`); `termination` is the PGN Termination tag (`normal`, `time forfeit`,
-`illegal move`, `adjudication`, `abandoned`). Move scores are from the mover's view: ("cp", centipawns) or ("mate", moves).
+`illegal move`, `adjudication`, `abandoned`). Move scores are from the mover's view:
+("cp", centipawns) or ("mate", moves).
 """
 
 from __future__ import annotations
