@@ -20,7 +20,7 @@ import sys
 from engines import GAMES as GAME_NAMES
 from engines import compile_cache, get_game
 from engines.connect4.testsets import TEST_SETS
-from protocol import VERSION
+from protocol import VERSION, print_notice
 
 DESCRIPTION = ("A game-engine server: a perfect Connect Four solver, Duck Chess and Ultimate "
                "Tic-Tac-Toe behind UCI, UGI, GTP and the solver line protocol, and a match "
@@ -426,15 +426,10 @@ def _reader_gone() -> int:
     return EXIT_BROKEN_PIPE
 
 
-def _notice(text: str) -> None:
-    """Notices from the engines (cache healed, first compile): one stderr line, never stdout."""
-    print(f"mallard: {text}", file=sys.stderr, flush=True)
-
-
 def main(argv=None) -> int:
     if argv is None:
         argv = sys.argv[1:]
-    compile_cache.set_notice_handler(_notice)
+    compile_cache.set_notice_handler(print_notice)
     try:
         if not argv:  # the engine: the first command chooses the protocol
             return _serve(argparse.Namespace(protocol=None))

@@ -15,6 +15,8 @@ import sys
 import time
 from typing import TextIO
 
+from engines import compile_cache
+from protocol import print_notice
 from protocol.session import VARIANTS, Session
 
 PERFT_GAMES = ("duck", "uttt")
@@ -61,10 +63,7 @@ def run(out: TextIO = sys.stdout, jobs: int = 0) -> int:
 
 
 def _worker(variant: str) -> int:
-    from engines import compile_cache
-    from protocol.cli import _notice
-
-    compile_cache.set_notice_handler(_notice)
+    compile_cache.set_notice_handler(print_notice)
     try:
         warm_one(variant)
     except Exception as error:
