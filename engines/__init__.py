@@ -11,7 +11,12 @@ cannot be written, or damaged files in it, are dealt with by `engines.compile_ca
 
 Kernels are plain `@njit(cache=True, nogil=True)` functions, never `inline="always"`: numba's own
 inlining types the callee again at every call site, which made the first (cold) compile 3-6 times
-slower, while LLVM inlines the small helpers anyway (the bench speeds did not change).
+slower, while LLVM inlines the small helpers anyway (the bench speeds did not change). For the
+same reason a recursive kernel calls itself from one call site only (a PVS re-search loops back
+to it): numba types the whole function again for each recursive call it resolves. Calls between
+kernels are typed without their constant arguments (`engines.compile_cache`), so each kernel is
+compiled once per argument types (a version typed for a constant also crashed when a
+recursive kernel was loaded from the cache), and kernels are called with writable arrays only.
 """
 
 import hashlib

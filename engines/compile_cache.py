@@ -8,7 +8,11 @@ Invariants:
 - a cache file that cannot be read (emptied, truncated, garbage) never reaches a search: numba's
   loader is wrapped so that the failure removes the damaged version directory (only the files
   of the failing function when the user chose `NUMBA_CACHE_DIR`), and the kernel compiles afresh;
-- a cache that cannot be written only costs speed: the compiled kernel is used without saving.
+- a cache that cannot be written only costs speed: the compiled kernel is used without saving;
+- one machine-code version per kernel and argument types: a kernel called from another with a
+  constant argument is typed as if called with a variable (numba would otherwise compile a
+  version per constant, `Literal[int](0)`, `Literal[int](-1)`, ...: a third of duck's first-run
+  compile). LLVM still folds the constant where it inlines the callee.
 """
 
 from __future__ import annotations
@@ -174,35 +178,64 @@ def _install(caching) -> None:
     cache_class._mallard_healing = True
 
 
+def _type_calls_without_constants(dispatcher_module) -> None:
+    """Make numba type a call between our kernels with the arguments' plain types."""
+    from numba.core import types
+
+    dispatcher_class = dispatcher_module.Dispatcher
+    if getattr(dispatcher_class, "_mallard_plain_calls", False):
+        return
+    original = dispatcher_class.get_call_template
+
+    def get_call_template(self, args, kws):
+        if getattr(self.py_func, "__module__", "").startswith("engines."):
+            args = tuple(types.unliteral(arg) for arg in args)
+            kws = {name: types.unliteral(arg) for name, arg in kws.items()}
+        return original(self, args, kws)
+
+    dispatcher_class.get_call_template = get_call_template
+    dispatcher_class._mallard_plain_calls = True
+
+
+# numba module -> what to change in it, applied right after numba imports it
+_AFTER_IMPORT = {"numba.core.caching": _install, "numba.core.dispatcher": _type_calls_without_constants}
+
+
 class _AfterImport(importlib.abc.MetaPathFinder):
-    """Runs `_install` right after numba's caching module is imported (importing numba here
+    """Applies `_AFTER_IMPORT` right after numba imports those modules (importing numba here
     would slow every command that never compiles anything, such as `mallard match`)."""
 
-    MODULE = "numba.core.caching"
+    def __init__(self):
+        self._finding: set[str] = set()
 
     def find_spec(self, name, path, target=None):
-        if name != self.MODULE:
+        installer = _AFTER_IMPORT.get(name)
+        if installer is None or name in self._finding:
             return None
-        if self in sys.meta_path:
-            sys.meta_path.remove(self)
-        spec = importlib.util.find_spec(name)
+        self._finding.add(name)
+        try:
+            spec = importlib.util.find_spec(name)  # asks the finders after this one
+        finally:
+            self._finding.discard(name)
         if spec is None or spec.loader is None:
             return spec
         execute = spec.loader.exec_module
 
         def exec_module(module):
             execute(module)
-            _install(module)
+            installer(module)
 
         spec.loader.exec_module = exec_module
         return spec
 
 
 def _install_healing_when_numba_loads() -> None:
-    module = sys.modules.get(_AfterImport.MODULE)
-    if module is not None:
-        _install(module)
-    elif not any(isinstance(finder, _AfterImport) for finder in sys.meta_path):
+    """Apply `_AFTER_IMPORT` now to the modules numba has imported, later to the others."""
+    for name, installer in _AFTER_IMPORT.items():
+        module = sys.modules.get(name)
+        if module is not None:
+            installer(module)
+    if not any(isinstance(finder, _AfterImport) for finder in sys.meta_path):
         sys.meta_path.insert(0, _AfterImport())
 
 

@@ -31,6 +31,10 @@ def warm_one(variant: str) -> None:
         raise RuntimeError(f"{variant}: {session.warm_error}")
     if variant in PERFT_GAMES:
         session.game.start_position().perft(2)
+    if variant == "uttt":
+        from engines.uttt.searcher import wait_for_prover_code
+
+        wait_for_prover_code()  # a first run compiles the prover in a helper process
     if variant == "cfour":
         from engines.connect4.book import default_book
 

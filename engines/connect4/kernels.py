@@ -366,12 +366,20 @@ def negamax(cur, mask, moves, alpha, beta, ctx, tt, book, opponent_threats):
         move = candidates & _bits(ctx, C_COLUMN + column)
         child_mask = mask | move
         known = UNKNOWN_THREATS if single else np.uint64(ctx[row_threats + column])
-        if n > 0 and ctx[C_PVS] != 0 and beta - alpha > 1:
-            score = -negamax(opponent, child_mask, moves + 1, -alpha - 1, -alpha, ctx, tt, book, known)
-            if score > alpha and score < beta:
-                score = -negamax(opponent, child_mask, moves + 1, -beta, -score, ctx, tt, book, known)
-        else:
-            score = -negamax(opponent, child_mask, moves + 1, -beta, -alpha, ctx, tt, book, known)
+        # PVS: after the first move a null window, searched again in full when it fails high
+        # inside (alpha, beta).
+        # (One recursive call site, for a fast first compile: see engines/__init__.py.)
+        null_window = n > 0 and ctx[C_PVS] != 0 and beta - alpha > 1
+        child_alpha = -alpha - 1 if null_window else -beta
+        child_beta = -alpha
+        while True:
+            score = -negamax(opponent, child_mask, moves + 1, child_alpha, child_beta, ctx, tt,
+                             book, known)
+            if not null_window or score <= alpha or score >= beta:
+                break
+            null_window = False
+            child_alpha = -beta
+            child_beta = -score
         if ctx[C_ABORTED] != 0:
             return 0
         if score >= beta:

@@ -81,7 +81,7 @@ class DuckPosition(Position):
         """The legal piece moves (without duck squares)."""
         if self._piece_moves is None:
             buffer = np.empty(MAX_MOVES, dtype=np.int64)
-            count = _kernels().generate_piece_moves(self.state, buffer, 0, self.state[S_DUCK])
+            count = _kernels().generate_piece_moves(self._scratch_state(), buffer, 0, self.state[S_DUCK])
             self._piece_moves = buffer[:count]
         return self._piece_moves
 
@@ -94,6 +94,7 @@ class DuckPosition(Position):
         return self._full_moves
 
     def _scratch_state(self) -> np.ndarray:
+        """A writable copy for the kernels (a read-only array would compile them once more)."""
         state = self.state.copy()
         state[S_DEPTH] = 0
         return state

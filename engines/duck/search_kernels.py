@@ -443,15 +443,15 @@ def search(state, undo, moves, order, ex, ctx, tt, stop, ply, depth, alpha, beta
         move = pick_best(moves, order, i, end)
         alpha_eff = max(alpha, lowest)
         push_piece_move(state, undo, move)
-        if i == base:
+        # PVS: after the first move a null window, searched again in full when it fails high.
+        # (One recursive call site, for a fast first compile: see engines/__init__.py.)
+        low = -beta if i == base else -alpha_eff - 1
+        while True:
             value = search(state, undo, moves, order, ex, ctx, tt, stop, ply + 1, depth - 1,
-                           -beta, -alpha_eff)
-        else:
-            value = search(state, undo, moves, order, ex, ctx, tt, stop, ply + 1, depth - 1,
-                           -alpha_eff - 1, -alpha_eff)
-            if -value > alpha_eff and alpha_eff + 1 < beta and not ctx[C_ABORTED]:
-                value = search(state, undo, moves, order, ex, ctx, tt, stop, ply + 1,
-                               depth - 1, -beta, -alpha_eff)
+                           low, -alpha_eff)
+            if low == -beta or -value <= alpha_eff or ctx[C_ABORTED]:
+                break
+            low = -beta
         pop_move(state, undo)
         if ctx[C_ABORTED]:
             _close_list(ex, lb)
@@ -489,7 +489,7 @@ def search_root(state, undo, moves, order, ex, ctx, tt, stop, depth, alpha, beta
     """
     duck = state[S_DUCK]
     best = -INF
-    ply_one = depth - depth + 1  # an int64: a literal 1 here breaks the cached recursion
+    ply_one = 1
     for i in range(count):
         move = root_moves[i]
         alpha_eff = max(alpha, best)

@@ -27,7 +27,8 @@ always replaced; data = (move + 1) | depth << 8 | flag << 16 | generation << 18 
 
 Windows are fail-soft. The caller's `stop` array (element 0 non-zero) and the node limit are
 polled every POLL_MASK + 1 nodes; an aborted search returns 0 everywhere and must be ignored.
-Recursive calls pass int64 variables (a literal breaks numba's cached recursion).
+Each recursive kernel calls itself from one place: numba types the whole function again for every
+recursive call site it resolves (see engines.compile_cache for how calls are typed).
 """
 
 import numpy as np
@@ -269,23 +270,26 @@ def search(stack, moves, order, pv, ctx, tt, stop, ply, depth, alpha, beta):
         copy_state(child, state)
         make_move(child, move)
         new_depth = depth - 1
-        if i == base:
-            value = -search(stack, moves, order, pv, ctx, tt, stop, next_ply, new_depth,
-                            -beta, -alpha)
-        else:
-            reduced = new_depth
+        child_depth = new_depth
+        low = -beta
+        if i > base:  # PVS with late move reductions
             if reducible and quiet and i - base >= 3:
-                reduced = new_depth - (1 if i - base < 10 else 2)
-                if reduced < 1:
-                    reduced = 1
-            value = -search(stack, moves, order, pv, ctx, tt, stop, next_ply, reduced,
-                            -alpha - 1, -alpha)
-            if value > alpha and reduced < new_depth and not ctx[C_ABORTED]:
-                value = -search(stack, moves, order, pv, ctx, tt, stop, next_ply, new_depth,
-                                -alpha - 1, -alpha)
-            if alpha < value < beta and not ctx[C_ABORTED]:
-                value = -search(stack, moves, order, pv, ctx, tt, stop, next_ply, new_depth,
-                                -beta, -alpha)
+                child_depth = max(1, new_depth - (1 if i - base < 10 else 2))
+            low = -alpha - 1
+        # The null window (reduced for late quiet moves), again at full depth when a reduced
+        # search beats alpha, then the full window when it fails high inside (alpha, beta).
+        # (One recursive call site, for a fast first compile: see engines/__init__.py.)
+        while True:
+            value = -search(stack, moves, order, pv, ctx, tt, stop, next_ply, child_depth,
+                            low, -alpha)
+            if ctx[C_ABORTED] or value <= alpha:
+                break
+            if child_depth < new_depth:
+                child_depth = new_depth
+            elif low != -beta and value < beta:
+                low = -beta
+            else:
+                break
         if ctx[C_ABORTED]:
             return 0
         if value > best:
@@ -316,7 +320,7 @@ def search_root(stack, moves, order, pv, ctx, tt, stop, depth, alpha, beta, root
     (fewer than count when stopped)."""
     state = stack[0]
     child = stack[1]
-    ply_one = depth - depth + 1  # an int64: a literal 1 breaks the cached recursion
+    ply_one = 1
     best = -INF
     pv[0, 0] = 0
     if ply_one > ctx[C_SELDEPTH]:

@@ -27,6 +27,7 @@ Scores: `Score.mate(n)` for a win with the n-th move of the side to move (negati
 
 from __future__ import annotations
 
+import threading
 import time
 from typing import Callable, Optional
 
@@ -67,6 +68,47 @@ DRAW_CHECK_SHARE = 0.15        # at a proven draw: the time kept to prove the mo
 
 def prover_available() -> bool:
     return Prover is not None
+
+
+# On a first run the prover compiles in a helper process while the engine gets ready and plays
+# without it; this event is set once this process has loaded the prover's compiled code (None:
+# no such compile was started, and a search compiles the prover when it first needs it).
+_prover_loaded: Optional[threading.Event] = None
+_prover_loaded_lock = threading.Lock()
+
+
+def _compile_prover_in_background() -> None:
+    global _prover_loaded
+    with _prover_loaded_lock:
+        if _prover_loaded is not None:
+            return
+        _prover_loaded = loaded = threading.Event()
+
+    def compile_then_load() -> None:
+        try:
+            helper = compile_cache.in_background(
+                "from engines.uttt.searcher import warm_up_prover; warm_up_prover()")
+            if helper is not None:
+                helper.wait()
+            warm_up_prover()  # loads what the helper cached (or compiles it here, off any search)
+        except Exception:  # then the first search that uses the prover compiles it
+            pass
+        finally:
+            loaded.set()
+
+    threading.Thread(target=compile_then_load, name="mallard-prover-compile", daemon=True).start()
+
+
+def _prover_code_ready() -> bool:
+    loaded = _prover_loaded
+    return loaded is None or loaded.is_set()
+
+
+def wait_for_prover_code() -> None:
+    """Wait until the prover's background compile, if one was started, is loaded here."""
+    loaded = _prover_loaded
+    if loaded is not None:
+        loaded.wait()
 
 
 class SearchBuffers:
@@ -223,18 +265,10 @@ class UtttSearcher(Searcher):
         """Load every kernel a search may call: a normal search with aspiration and multipv,
         a node-limited one, a search stopped before it starts (the unstoppable first iteration,
         the stopped path), and the prover's search and proof walk (a position it proves). On a
-        first run a helper process compiles the prover while this one compiles the search."""
-        helper = None
+        first run the prover compiles in a helper process instead, and searches play without
+        it until this process has loaded its code: the engine is ready about twice as soon."""
         if self.use_prover and compile_cache.is_compiled("uttt", "prover") is False:
-            helper = compile_cache.in_background(
-                "from engines.uttt.searcher import warm_up_prover; warm_up_prover()")
-        if helper is not None:
-            self.use_prover = False
-            try:
-                self._warm_up_searches()
-            finally:
-                self.use_prover = True
-            helper.wait()  # the searches below then load the prover's code it cached
+            _compile_prover_in_background()
         self._warm_up_searches()
 
     def _warm_up_searches(self) -> None:
@@ -274,7 +308,7 @@ class UtttSearcher(Searcher):
         proof, prover_nodes = self.proofs.get(position.key()), 0
         if proof is not None and proof.value > 0 and proof.best_move is None:
             proof = None  # a win whose line was cut short: prove it again to get the move
-        if proof is None and self.use_prover:
+        if proof is None and self.use_prover and _prover_code_ready():
             proof, prover_nodes = self._prove(position, limits, budget, open_cells, started,
                                               node_limit, stop_flag, hard_deadline)
         if proof is not None and proof.best_move is not None and proof.best_move not in allowed:
@@ -474,6 +508,8 @@ class UtttSearcher(Searcher):
         known = self.proofs.get(child.key())
         if known is not None:
             return known.value <= 0
+        if not _prover_code_ready():
+            return True
         prover = self.prover()
         if not hasattr(prover, "prove_win"):
             return True
