@@ -1,6 +1,9 @@
 """Game rules and searches, one sub-package per game; nothing here reads stdin or prints.
 
-`GAMES` maps variant names to game factories; `get_game(name)` makes one.
+The registry: each game package declares its game once (`GAME`, a `base.GameEntry`) and `GAMES`
+lists them; `find_game(name)` finds one by name or alias, `get_game(name)` makes its rules, and
+`DEFAULT_GAMES` says which game a protocol plays until the client chooses. Nothing outside the
+game packages lists games: adding one is adding its package and its line in `GAMES`.
 
 Numba's on-disk cache is only invalidated when a function's own source file changes, yet cached
 kernels inline constants and functions from other modules (numba#8396): after an edit elsewhere
@@ -42,33 +45,29 @@ if os.environ.get("NUMBA_CACHE_DIR", str(_wanted)) == str(_wanted):  # also when
 else:
     compile_cache.user_numba_directory()
 
-from engines.base import Game  # noqa: E402  (after the cache directory is chosen)
+from engines import connect4, duck, uttt  # noqa: E402  (after the cache directory is chosen)
+from engines.base import Game, GameEntry  # noqa: E402
+
+GAMES: tuple[GameEntry, ...] = (connect4.GAME, duck.GAME, uttt.GAME)  # UCI_Variant's order
+DEFAULT_GAMES = {"uci": "duck", "ugi": "duck", "gtp": "cfour"}
 
 
-def _connect4(**kwargs) -> Game:
-    from engines.connect4.rules import Connect4Game
-
-    return Connect4Game(**kwargs)
-
-
-def _duck(**kwargs) -> Game:
-    from engines.duck.rules import DuckGame
-
-    return DuckGame(**kwargs)
-
-
-def _uttt(**kwargs) -> Game:
-    from engines.uttt.rules import UtttGame
-
-    return UtttGame(**kwargs)
+def find_game(name: str) -> GameEntry:
+    """The game called `name` (its variant name or an alias, any case); KeyError names the
+    known ones."""
+    wanted = name.lower()
+    for entry in GAMES:
+        if wanted in entry.names:
+            return entry
+    known = ", ".join(entry.name for entry in GAMES)
+    raise KeyError(f"unknown variant '{name}' (known: {known})")
 
 
-GAMES = {"cfour": _connect4, "connect4": _connect4, "duck": _duck, "uttt": _uttt}
+def game_names(protocol: str = "") -> list[str]:
+    """The variant names (aliases left out), of the games `protocol` can play when given."""
+    return [entry.name for entry in GAMES if not protocol or entry.speaks(protocol)]
 
 
-def get_game(name: str, **kwargs) -> Game:
-    try:
-        factory = GAMES[name.lower()]
-    except KeyError:
-        raise KeyError(f"unknown variant '{name}' (known: {', '.join(sorted(GAMES))})") from None
-    return factory(**kwargs)
+def get_game(name: str, **board) -> Game:
+    """The rules of the game called `name` (`board`: a size, for games that have one)."""
+    return find_game(name).new_game(**board)

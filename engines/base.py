@@ -1,12 +1,14 @@
 """The interface every game implements, so that `protocol` and `tournaments` stay game-agnostic.
 
-A game is a `Game` object (registered by variant name in `engines.GAMES`). It creates immutable
+A game's rules are a `Game` object. It creates immutable
 `Position` values from its start position or from a FEN-style text; a position lists its legal
 moves, plays a move into a new position, and reports the game result with its reason. Moves are
 opaque to callers: they are produced by `legal_moves`/`parse_move` and written by `format_move`.
 
-Searching goes through a `Searcher` made by the game:
-`search(position, limits, stop_flag, on_info) -> SearchResult`.
+Searching goes through a `Searcher`: `search(position, limits, stop_flag, on_info) ->
+SearchResult`. Each game package declares itself once, as a `GameEntry` (its names, rules,
+options, protocols, and the factories of its searcher and prover); `engines.find_game` finds it.
+The rules never import the search: the entry ties them together.
 
 Invariants:
 - Player 0 moves first (White in chess, the first player in Connect Four); `side_to_move` is 0/1.
@@ -201,6 +203,15 @@ class Position(abc.ABC):
         """A readable picture of the position (GTP `showboard`); the FEN unless a game draws."""
         return self.fen()
 
+    def perft(self, depth: int, bulk: bool = True) -> int:
+        """Leaves of the move tree `depth` moves deep, for games whose `GameEntry.perft` is
+        set; with `bulk` the last ply may be counted without being played."""
+        raise NotImplementedError(f"{self.game.variant} has no perft")
+
+    def divide(self, depth: int, bulk: bool = True) -> list[tuple[Any, int]]:
+        """(move, perft(depth - 1) below it) for every legal move (see `perft`)."""
+        raise NotImplementedError(f"{self.game.variant} has no perft")
+
     def play_text(self, texts: Iterable[str]) -> "Position":
         """Play moves given as texts; the MoveError names the failing move and its index."""
         position = self
@@ -249,10 +260,9 @@ class Option:
 
 
 class Game(abc.ABC):
-    """A game: its variant name, positions and searcher."""
+    """A game's rules: its variant name and positions."""
 
     variant: str = ""
-    gtp: bool = False  # whether GTP can play it: two players, the first called black
     # How long a move is thought over when nothing says (GTP's genmove without time settings):
     # a client waits for its answer, so every game bounds it.
     default_move_ms: int = 2000
@@ -271,18 +281,37 @@ class Game(abc.ABC):
     def parse_position(self, text: str) -> Position:
         """A position from its FEN-style text; PositionError names the problem."""
 
-    @abc.abstractmethod
-    def new_searcher(self, **options) -> Searcher: ...
 
-    def prove(self, position: Position, node_limit: int) -> Optional[GameResult]:
-        """The game's result under perfect play when a search within `node_limit` nodes proves
-        it (a referee's `-adjudicate solved`); None when unproven or the game has no prover."""
-        return None
 
-    def options(self) -> list[Option]:
-        """Engine options the searcher understands beyond the protocol's own. Declared without
-        importing the search code, so that a server can list them before anything compiles."""
-        return []
+@dataclass(frozen=True)
+class GameEntry:
+    """A game as its package declares it, once (`engines/<game>/__init__.py`).
+
+    `name` is the variant name the protocols use (UCI_Variant, `-variant`); `aliases` are other
+    names accepted for it. `new_game(**board)` makes the rules; `new_searcher(game, **options)`
+    the searcher; `prove(position, node_limit)` (a referee's `-adjudicate solved`) returns the
+    `GameResult` under perfect play when proven within the node limit, else None. `options` are
+    the searcher's engine options beyond the protocol's own, declared here so that a server can
+    list them before any search code loads. `protocols` are those that can play the game (GTP
+    needs two players, the first called black). `perft` says whether positions count leaf
+    nodes (`Position.perft`, `Position.divide`).
+    """
+
+    name: str
+    new_game: Callable[..., Game]
+    new_searcher: Callable[..., Searcher]
+    aliases: tuple[str, ...] = ()
+    options: tuple[Option, ...] = ()
+    protocols: tuple[str, ...] = ("uci", "ugi")
+    prove: Optional[Callable[[Position, int], Optional[GameResult]]] = None
+    perft: bool = False
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return (self.name,) + self.aliases
+
+    def speaks(self, protocol: str) -> bool:
+        return protocol in self.protocols
 
 
 def new_stop_flag() -> np.ndarray:

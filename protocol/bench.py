@@ -231,11 +231,12 @@ def bench_duck(depth: int, enumeration_depths, enumeration_positions: int,
                out: TextIO = sys.stdout) -> int:
     from engines.base import Limits
     from engines.duck.rules import DuckGame
-    from engines.duck.searcher import SearchBuffers, enumeration_value, exception_value
+    from engines.duck.searcher import (DuckSearcher, SearchBuffers, enumeration_value,
+                                       exception_value)
 
     game = DuckGame()
     positions = [game.parse_position(fen) for fen in DUCK_BENCH_FENS]
-    searcher = game.new_searcher(hash_mb=64)
+    searcher = DuckSearcher(game, hash_mb=64)
     searcher.search(positions[0], Limits(depth=2))  # compile outside the timings
     out.write(f"# mallard bench duck: depth {depth}, quiescence on, fresh 64 MB table per "
               "position\n")

@@ -17,8 +17,7 @@ import os
 import shutil
 import sys
 
-from engines import GAMES as GAME_NAMES
-from engines import compile_cache, get_game
+from engines import DEFAULT_GAMES, GAMES, compile_cache, find_game, game_names, get_game
 from engines.connect4.testsets import TEST_SETS
 from protocol import VERSION, print_notice
 
@@ -123,7 +122,7 @@ def _serve(args) -> int:
     from protocol.server import serve
 
     protocol, variant = getattr(args, "protocol", None), getattr(args, "variant", None)
-    if protocol == "gtp" and variant is not None and not get_game(variant).gtp:
+    if protocol == "gtp" and variant is not None and not find_game(variant).speaks("gtp"):
         args.usage_parser.error(f"{variant} cannot be played over GTP "
                                 "(GTP plays Connect Four and Ultimate Tic-Tac-Toe)")
     return serve(protocol=protocol, variant=variant)
@@ -209,12 +208,11 @@ def _bench_timing(args) -> int:
 
 
 def variant_list(text: str) -> list[str]:
-    from protocol.session import VARIANTS
-
+    known = game_names()
     names = [name.strip() for name in text.split(",") if name.strip()]
-    unknown = [name for name in names if name not in VARIANTS]
+    unknown = [name for name in names if name not in known]
     if not names or unknown:
-        raise argparse.ArgumentTypeError(f"expected variants among {', '.join(VARIANTS)}, "
+        raise argparse.ArgumentTypeError(f"expected variants among {', '.join(known)}, "
                                          f"not '{text}'")
     return names
 
@@ -234,7 +232,8 @@ def control_list(text: str) -> list[str]:
 
 
 def _book_build(args) -> int:
-    from engines.connect4.book import BITBULLY_FILE, bitbully_book, build_book, cache_dir
+    from engines.connect4.book import BITBULLY_FILE, bitbully_book, cache_dir
+    from engines.connect4.book_builder import build_book
 
     def progress(level: int, done: int, total: int) -> None:
         print(f"level {level}: {done}/{total} chunks", file=sys.stderr, flush=True)
@@ -271,8 +270,8 @@ def build_parser() -> argparse.ArgumentParser:
         engine = commands.add_parser(name, help=f"the engine, speaking {what} on stdin/stdout",
                                      description=f"The engine, speaking {what} on stdin/stdout.")
         engine.set_defaults(run=_serve, protocol=name)
-        engine.add_argument("--variant", choices=sorted(GAME_NAMES),
-                            help="the game to start with (default: cfour for GTP, else duck)")
+        engine.add_argument("--variant", choices=sorted(n for game in GAMES for n in game.names),
+                            help=f"the game to start with (default: {DEFAULT_GAMES[name]})")
 
     solve = commands.add_parser(
         "solve", help="Connect Four solver line protocol (stdin -> stdout)",
@@ -290,7 +289,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     perft = commands.add_parser("perft", help="count the leaves of the move tree",
                                 description="Count the leaves of the move tree to a depth.")
-    perft.add_argument("game", choices=["duck", "uttt"], help="the game")
+    perft.add_argument("game", choices=[game.name for game in GAMES if game.perft],
+                       help="the game")
     perft.add_argument("depth", type=non_negative_int, metavar="DEPTH", help="plies")
     perft.add_argument("--fen", "--position", dest="fen",
                        help="start from this position (default: the start position)")

@@ -1,5 +1,5 @@
-"""GTP version 2 front-end over the session, for the two-player games that support it
-(`Game.gtp`: Connect Four, Ultimate Tic-Tac-Toe); the first player is black. The game is
+"""GTP version 2 front-end over the session, for the two-player games whose registry entry
+speaks GTP (Connect Four, Ultimate Tic-Tac-Toe); the first player is black. The game is
 Connect Four unless `mallard gtp --variant uttt` or the private `mallard-variant uttt` says so.
 
 Framing: a command is `[id] name args`; the reply is `=[id] result` or `?[id] message`, then an
@@ -26,13 +26,14 @@ from typing import Optional
 
 import math
 
+from engines import DEFAULT_GAMES, find_game
 from engines.base import LIMIT_MAX, Limits, Score
 from protocol.server import Input, Output
 from protocol.session import Session
 from protocol import ENGINE_NAME, VERSION
 from protocol.uci import MAX_ERROR_LENGTH
 
-DEFAULT_VARIANT = "cfour"
+DEFAULT_VARIANT = DEFAULT_GAMES["gtp"]
 COLOURS = {"b": 0, "black": 0, "w": 1, "white": 1}
 COLOUR_NAMES = ("black", "white")
 CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
@@ -214,13 +215,11 @@ class GtpFrontEnd:
 
     def cmd__mallard_variant(self, args):
         """Switch the game (GTP has no command for it): `mallard-variant uttt`."""
-        from engines import get_game
-
         if len(args) != 1:
             raise GtpError("mallard-variant needs a variant name")
         name = args[0].lower()
         try:
-            playable = get_game(name).gtp
+            playable = find_game(name).speaks("gtp")
         except KeyError as error:
             raise GtpError(str(error.args[0])) from None
         if not playable:

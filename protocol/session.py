@@ -25,17 +25,15 @@ import dataclasses
 import threading
 from typing import Callable, Optional
 
-from engines import GAMES, compile_cache, get_game
+from engines import DEFAULT_GAMES, compile_cache, find_game, game_names
 from engines.base import (GameError, Limits, Option, SearchInfo, SearchResult,
                           new_stop_flag)
 from engines.timeman import after_overhead, freeze_long_lived_objects, move_budget_ms
 
-DEFAULT_VARIANT = "duck"
-VARIANTS = ("cfour", "duck", "uttt")  # the order UCI_Variant lists them in (clients match the text)
 MAX_MULTIPV = 500
 
 PROTOCOL_OPTIONS = [
-    Option("UCI_Variant", "combo", DEFAULT_VARIANT, choices=VARIANTS),
+    Option("UCI_Variant", "combo", DEFAULT_GAMES["uci"], choices=tuple(game_names())),
     Option("MultiPV", "spin", 1, 1, MAX_MULTIPV),
     Option("Ponder", "check", False),
     Option("Move Overhead", "spin", 30, 0, 5000),
@@ -76,7 +74,7 @@ def parse_option_value(option: Option, text: Optional[str]):
 
 
 class Session:
-    def __init__(self, variant: str = DEFAULT_VARIANT, **game_args):
+    def __init__(self, variant: str = DEFAULT_GAMES["uci"], **game_args):
         self._lock = threading.Lock()
         self._thread: Optional[threading.Thread] = None
         self._stop = new_stop_flag()
@@ -93,15 +91,17 @@ class Session:
         self.values: dict[str, object] = {o.name.lower(): o.default for o in PROTOCOL_OPTIONS}
         self._searcher = None
         self._game_values: dict[str, object] = {}
-        self._select(get_game(variant, **game_args), variant)
+        entry = find_game(variant)
+        self._select(entry, entry.new_game(**game_args), variant)
 
     # --- variant, options ---------------------------------------------------------------------
-    def _select(self, game, variant: str) -> None:
+    def _select(self, entry, game, variant: str) -> None:
+        self.entry = entry  # the game's registry entry: its options, searcher, protocols
         self.game = game
         self.variant = variant
         self.values["uci_variant"] = variant
         self._searcher = None
-        self._game_values = {o.name.lower(): o.default for o in self.game.options()}
+        self._game_values = {o.name.lower(): o.default for o in entry.options}
         self.root_text = "startpos"
         self._position = None  # made on first use: it may need compiled code
         self.moves: list[str] = []
@@ -114,11 +114,13 @@ class Session:
 
     def set_variant(self, variant: str) -> Optional[str]:
         """Switch to another game (its start position); an error text for an unknown one."""
-        if variant.lower() not in GAMES:
-            return f"unknown variant '{variant}' (known: {', '.join(VARIANTS)})"
+        try:
+            entry = find_game(variant)
+        except KeyError as error:
+            return error.args[0]
         self.wait_ready()
         self.stop_and_wait()
-        self._select(get_game(variant), variant.lower())
+        self._select(entry, entry.new_game(), variant.lower())
         self._restart_warm_up()
         return None
 
@@ -131,13 +133,13 @@ class Session:
             return str(error)
         self.stop_and_wait()
         values = dict(self._game_values)
-        self._select(game, self.variant)
+        self._select(self.entry, game, self.variant)
         self._game_values.update({k: v for k, v in values.items() if k in self._game_values})
         return None
 
     def options(self) -> list[Option]:
         """Every option to announce: the protocol's, then the current game's."""
-        return PROTOCOL_OPTIONS + [o for o in self.game.options()
+        return PROTOCOL_OPTIONS + [o for o in self.entry.options
                                    if o.name.lower() not in self.values]
 
     def find_option(self, name: str) -> Optional[Option]:
@@ -185,8 +187,8 @@ class Session:
     def searcher(self):
         """The current game's searcher, created on first use with the options set so far."""
         if self._searcher is None:
-            self._searcher = self.game.new_searcher()
-            for option in self.game.options():
+            self._searcher = self.entry.new_searcher(self.game)
+            for option in self.entry.options:
                 value = self._game_values[option.name.lower()]
                 if value != option.default:
                     self._searcher.set_option(option.name, value)

@@ -15,11 +15,9 @@ import sys
 import time
 from typing import TextIO
 
-from engines import compile_cache
+from engines import GAMES, compile_cache
 from protocol import print_notice
-from protocol.session import VARIANTS, Session
-
-PERFT_GAMES = ("duck", "uttt")
+from protocol.session import Session
 
 
 def warm_one(variant: str) -> None:
@@ -29,7 +27,7 @@ def warm_one(variant: str) -> None:
     session.wait_ready()
     if session.warm_error:
         raise RuntimeError(f"{variant}: {session.warm_error}")
-    if variant in PERFT_GAMES:
+    if session.entry.perft:
         session.game.start_position().perft(2)
     if variant == "uttt":
         from engines.uttt.searcher import wait_for_prover_code
@@ -45,7 +43,7 @@ def run(out: TextIO = sys.stdout, jobs: int = 0) -> int:
     """Warm every game in worker processes; 0 when all succeeded, else 1. Workers write their
     notices and failures on stderr themselves, one line each."""
     jobs = jobs or os.cpu_count() or 1
-    pending = list(VARIANTS)
+    pending = [game.name for game in GAMES]
     running: dict[str, tuple[subprocess.Popen, float]] = {}
     status = 0
     while pending or running:

@@ -28,7 +28,7 @@ class OpeningError(ValueError):
 
 def _epd_to_fen(game: Game, line: str) -> str:
     fields = line.split()
-    if game.variant == "duck" or len(fields) >= 4:
+    if len(fields) >= 4:
         # EPD has four position fields then operations; a FEN's two counters are numbers.
         if len(fields) >= 6 and fields[4].isdecimal() and fields[5].isdecimal():
             return " ".join(fields[:6])

@@ -16,7 +16,7 @@ import threading
 import time
 from typing import Optional
 
-from engines import get_game
+from engines import find_game, get_game
 from engines.base import Game, GameError, GameResult, Position
 from tournaments.players import (EngineConfig, EngineDisconnected, EngineError, EngineTimeout,
                                  Player, Reply)
@@ -308,6 +308,7 @@ def _play(job: GameJob, game: Game, position: Position, start_fen: str, players,
                     preincrement=configs[side].protocol != "ugi") for side in (0, 1)]
     rules = job.adjudication
     adjudicator = _Adjudicator(rules)
+    prove = find_game(game.variant).prove if rules.solved else None
     texts = [m.text for m in moves]
     while True:
         over = position.result(claim_draw=True)
@@ -317,8 +318,8 @@ def _play(job: GameJob, game: Game, position: Position, start_fen: str, players,
         if rules.maxmoves and position.ply >= 2 * rules.maxmoves:
             return finish("1/2-1/2", "Draw by adjudication: maximum number of moves",
                           "adjudication", start_fen=start_fen)
-        if rules.solved:
-            proven = game.prove(position, rules.solve_nodes)
+        if prove is not None:
+            proven = prove(position, rules.solve_nodes)
             if proven is not None:
                 reason = (f"Draw by adjudication: {proven.reason}" if proven.winner is None else
                           f"{SIDE_NAMES[proven.winner]} wins by adjudication: {proven.reason}")

@@ -1,2 +1,27 @@
-"""Connect Four: bitboard rules (`rules`), the numba solver (`kernels`, `solver`) and opening books
-(`book`, `book_kernels`)."""
+"""Connect Four, declared to the registry as `GAME`: `cfour` (Fairy-Stockfish's name; `connect4`
+too), on any board with width*(height+1) <= 64, played over UCI, UGI and GTP.
+
+Modules: `rules` (positions and their text forms), `kernels` (the numba bitboard solver),
+`solver` (the `Solver` API, the game-interface searcher and the referee's `prove`), `book` (the
+opening books the search probes), `book_kernels` and `book_builder` (making books), `testsets`
+(Pons' public test sets).
+"""
+
+from engines.base import GameEntry
+from engines.connect4.rules import SEARCHER_OPTIONS, Connect4Game
+
+
+def _new_searcher(game, **options):
+    from engines.connect4.solver import Connect4Searcher  # numba: loaded with the first search
+
+    return Connect4Searcher(game, **options)
+
+
+def _prove(position, node_limit):
+    from engines.connect4.solver import prove  # numba: loaded with the first adjudication
+
+    return prove(position, node_limit)
+
+
+GAME = GameEntry("cfour", Connect4Game, _new_searcher, aliases=("connect4",),
+                 options=SEARCHER_OPTIONS, protocols=("uci", "ugi", "gtp"), prove=_prove)

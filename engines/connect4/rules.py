@@ -222,7 +222,6 @@ class Connect4Position(Position):
 class Connect4Game(Game):
     """Connect Four on a width x height board (`cfour` is Fairy-Stockfish's name for 7x6)."""
 
-    gtp = True
     # On 7x6 with the book every solve ends within a fraction of this; larger boards may not.
     default_move_ms = 5000
 
@@ -348,40 +347,6 @@ class Connect4Game(Game):
         mask = first | second
         cur = first if side == 0 else second
         return Connect4Position(self, cur, mask, moves, winner, None)
-
-    def new_searcher(self, **options):
-        from engines.connect4.solver import Connect4Searcher
-
-        return Connect4Searcher(self, **options)
-
-    def options(self):
-        return list(SEARCHER_OPTIONS)
-
-    def prove(self, position: Connect4Position, node_limit: int) -> Optional[GameResult]:
-        """A weak solve (win/draw/loss) within `node_limit` nodes, with the book when it fits."""
-        done = position.result()
-        if done is not None:
-            return done
-        solver = self._referee_solver()
-        value = solver.solve(position, weak=True, node_limit=max(1, int(node_limit)))
-        if value is None:
-            return None
-        mover = position.side_to_move
-        if value == 0:
-            return GameResult(None, "the position is a proven draw")
-        winner = mover if value > 0 else 1 - mover
-        return GameResult(winner, "the position is a proven win")
-
-    def _referee_solver(self):
-        solver = getattr(self, "_solver", None)
-        if solver is None:
-            from engines.connect4.book import default_book
-            from engines.connect4.solver import Solver
-
-            solver = Solver(self.width, self.height, hash_mb=16,
-                            book=default_book(self.width, self.height))
-            self._solver = solver
-        return solver
 
     def resized(self, width: int, height: int) -> "Connect4Game":
         return Connect4Game(width, height)

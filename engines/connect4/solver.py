@@ -12,12 +12,14 @@ now; it is what UCI prints as `score mate N`.
 
 from __future__ import annotations
 
+import threading
 from typing import Callable, Optional
 
 import numpy as np
 
-from engines.base import Limits, Score, SearchInfo, SearchResult, Searcher
+from engines.base import GameResult, Limits, Score, SearchInfo, SearchResult, Searcher
 from engines.connect4 import kernels as K
+from engines.connect4.book import convert_bitbully_in_background, default_book
 from engines.connect4.rules import DEFAULT_HASH_MB, MAX_HASH_MB, Connect4Game, Connect4Position
 from engines.tables import check_hash_mb, install_table, slots_for
 from engines.timeman import clock_start, deadline
@@ -270,8 +272,6 @@ class Connect4Searcher(Searcher):
         """Load every kernel a search may call, including the ones only a stopped search uses
         (table probes, the heuristic move), so that the first `stop` is answered at once. On a
         first run the opening book is converted by another process meanwhile."""
-        from engines.connect4.book import convert_bitbully_in_background
-
         converting = convert_bitbully_in_background() if self.own_book and \
             (self.game.width, self.game.height) == (7, 6) else None
         position = self.game.start_position()
@@ -288,8 +288,6 @@ class Connect4Searcher(Searcher):
             return
         book = None
         if self.own_book:
-            from engines.connect4.book import default_book
-
             book = default_book(self.game.width, self.game.height)
         self.solver.set_book(book)
         self._book_loaded = True
@@ -388,3 +386,36 @@ def _sign(value: int) -> int:
 
 def _wdl(score: int) -> tuple[int, int, int]:
     return (1000, 0, 0) if score > 0 else (0, 1000, 0) if score == 0 else (0, 0, 1000)
+
+
+class _RefereeSolvers(threading.local):
+    """Each thread's solvers by board size: referees run on threads, a solver serves one."""
+
+    def __init__(self):
+        self.by_size: dict[tuple[int, int], Solver] = {}
+
+
+_referee_solvers = _RefereeSolvers()
+
+
+def prove(position: Connect4Position, node_limit: int) -> Optional[GameResult]:
+    """A weak solve (win/draw/loss) within `node_limit` nodes, with the book when it fits: the
+    game's result under perfect play, or None when not proven (a referee's `-adjudicate`)."""
+    done = position.result()
+    if done is not None:
+        return done
+    game = position.game
+    solvers = _referee_solvers.by_size
+    solver = solvers.get((game.width, game.height))
+    if solver is None:
+        solver = Solver(game.width, game.height, hash_mb=16,
+                        book=default_book(game.width, game.height))
+        solvers[(game.width, game.height)] = solver
+    value = solver.solve(position, weak=True, node_limit=max(1, int(node_limit)))
+    if value is None:
+        return None
+    if value == 0:
+        return GameResult(None, "the position is a proven draw")
+    mover = position.side_to_move
+    return GameResult(mover if value > 0 else 1 - mover, "the position is a proven win")
+

@@ -1,5 +1,21 @@
-"""Duck Chess: the rules on a 0x88 board (`board`, `kernels`, `notation`, `rules`).
+"""Duck Chess, declared to the registry as `GAME`: `duck`, played over UCI and UGI.
 
-`DuckGame` / `DuckPosition` are the Python-level game; the numba kernels do move generation,
-make/unmake and perft on a plain int64 state array.
+Modules: `board` (the 0x88 board, the state array's layout and the move encoding), `notation`
+(FEN, SAN and UCI move texts), `kernels` (numba move generation, make/unmake, perft), `rules`
+(the Python-level `DuckGame` and immutable `DuckPosition`), `evaluation` (the numba evaluation
+terms), `search_kernels` (the numba exception search), `searcher` (the game-interface searcher),
+`enumeration` (the plain duck search the exception search must equal), `selfplay` (in-process
+matches between two configurations of the engine).
 """
+
+from engines.base import GameEntry
+from engines.duck.rules import OPTIONS, DuckGame
+
+
+def _new_searcher(game, **options):
+    from engines.duck.searcher import DuckSearcher  # numba: loaded with the first search
+
+    return DuckSearcher(game, **options)
+
+
+GAME = GameEntry("duck", DuckGame, _new_searcher, options=OPTIONS, perft=True)

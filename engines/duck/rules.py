@@ -246,13 +246,5 @@ class DuckGame(Game):
             return self.start_position()
         return DuckPosition(self, notation.parse_fen(text))
 
-    def new_searcher(self, **options):
-        from engines.duck.searcher import DuckSearcher
-
-        return DuckSearcher(self, **options)
-
-    def options(self):
-        return list(OPTIONS)
-
 
 __all__ = ["DuckGame", "DuckPosition", "PositionError", "MoveError", "move_from", "move_to"]

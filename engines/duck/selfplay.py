@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from engines.base import Limits
+from engines.duck.searcher import DuckSearcher
 
 TERM_NAMES = {"mobility": 1, "king": 2, "pawns": 4}
 
@@ -69,8 +70,8 @@ def _play_pair(job):
     terms_a, terms_b, seed, nodes, max_plies, opening_plies = job
     game = DuckGame()
     start = random_opening(game, random.Random(seed), opening_plies)
-    a = game.new_searcher(hash_mb=16, eval_terms=terms_a)
-    b = game.new_searcher(hash_mb=16, eval_terms=terms_b)
+    a = DuckSearcher(game, hash_mb=16, eval_terms=terms_a)
+    b = DuckSearcher(game, hash_mb=16, eval_terms=terms_b)
     points = []
     for a_is_white in (True, False):
         a.clear()

@@ -1,1 +1,26 @@
-"""Ultimate Tic-Tac-Toe (arrives with its own issue)."""
+"""Ultimate Tic-Tac-Toe, declared to the registry as `GAME`: `uttt`, played over UCI, UGI and GTP.
+
+Modules: `board` (the state array's layout), `kernels` (numba move generation, make/unmake,
+perft), `rules` (positions and their text forms), `evaluation` and `search_kernels` (the numba
+alpha-beta search), `searcher` (the game-interface searcher, which asks the prover first),
+`prover_kernels` and `prover` (the df-pn prover and the referee's `prove`).
+"""
+
+from engines.base import GameEntry
+from engines.uttt.rules import SEARCHER_OPTIONS, UtttGame
+
+
+def _new_searcher(game, **options):
+    from engines.uttt.searcher import UtttSearcher  # numba: loaded with the first search
+
+    return UtttSearcher(game, **options)
+
+
+def _prove(position, node_limit):
+    from engines.uttt.prover import prove  # numba: loaded with the first adjudication
+
+    return prove(position, node_limit)
+
+
+GAME = GameEntry("uttt", UtttGame, _new_searcher, options=SEARCHER_OPTIONS,
+                 protocols=("uci", "ugi", "gtp"), prove=_prove, perft=True)

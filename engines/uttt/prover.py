@@ -46,6 +46,7 @@ import numpy as np
 
 from engines.uttt import kernels as K
 from engines.uttt import prover_kernels as PK
+from engines.base import GameResult
 from engines.uttt.board import DRAWN, O_WON, RESULT_NONE, S_RESULT, S_SIDE, X_WON
 from engines.tables import check_hash_mb, install_table, slots_for
 from engines.uttt.rules import MAX_HASH_MB, SIDES, UtttGame, UtttPosition
@@ -372,3 +373,16 @@ def format_outcome(position: UtttPosition, outcome: ProofOutcome) -> str:
 
 
 __all__ = ["ProofOutcome", "Prover", "format_outcome", "solve_interruptibly", "bucket_bits_for"]
+
+
+def prove(position: UtttPosition, node_limit: int) -> Optional[GameResult]:
+    """The game's result under perfect play when proven within `node_limit` nodes, else None
+    (a referee's `-adjudicate solved`)."""
+    outcome = Prover(hash_mb=16).solve(position, node_limit=node_limit)
+    if outcome is None or outcome.value is None:
+        return None
+    if outcome.value == 0:
+        return GameResult(None, "the position is a proven draw")
+    winner = position.side_to_move if outcome.value > 0 else 1 - position.side_to_move
+    return GameResult(winner, "the position is a proven win")
+

@@ -272,7 +272,6 @@ class UtttGame(Game):
     """Ultimate Tic-Tac-Toe with the standard closed-board rules (`uttt`)."""
 
     variant = "uttt"
-    gtp = True
     solve_ms = 2000  # the prover cannot always finish: a solve gives its answer when it has one
 
     def resized(self, width: int, height: int) -> "UtttGame":
@@ -371,23 +370,4 @@ class UtttGame(Game):
             raise PositionError("a finished game has no board to play in ('@')")
         state[S_KEY] = _kernels().compute_key(state)
         return UtttPosition(self, state)
-
-    def new_searcher(self, **options):
-        from engines.uttt.searcher import UtttSearcher
-
-        return UtttSearcher(self, **options)
-
-    def options(self):
-        return list(SEARCHER_OPTIONS)
-
-    def prove(self, position: UtttPosition, node_limit: int) -> Optional[GameResult]:
-        from engines.uttt.prover import Prover
-
-        outcome = Prover(hash_mb=16).solve(position, node_limit=node_limit)
-        if outcome is None or outcome.value is None:
-            return None
-        if outcome.value == 0:
-            return GameResult(None, "the position is a proven draw")
-        winner = position.side_to_move if outcome.value > 0 else 1 - position.side_to_move
-        return GameResult(winner, "the position is a proven win")
 

@@ -10,7 +10,7 @@ import sys
 import numpy as np
 import pytest
 
-from engines import get_game, tables
+from engines import find_game, get_game, tables
 from engines.base import GameError, Limits
 from engines.tables import MB, TableSizeError
 
@@ -117,13 +117,13 @@ def test_an_allocation_the_system_refuses_leaves_a_table_of_the_old_size(monkeyp
 def test_every_searcher_refuses_an_impossible_hash_keeps_its_tables_and_still_plays(
         variant, little_memory):
     game = get_game(variant)
-    searcher = game.new_searcher()
+    searcher = find_game(variant).new_searcher(game)
     position = game.start_position()
     searcher.search(position, Limits(depth=2))
     table = table_of(searcher)
     prover = getattr(searcher, "prover", lambda: None)()
     prover_table = prover.tt if prover is not None else None
-    maximum = next(o.max for o in game.options() if o.name == "Hash")
+    maximum = next(o.max for o in find_game(variant).options if o.name == "Hash")
     for value in (maximum, 0, maximum + 1):
         with pytest.raises(TableSizeError):
             searcher.set_option("Hash", value)
@@ -136,7 +136,7 @@ def test_every_searcher_refuses_an_impossible_hash_keeps_its_tables_and_still_pl
 
 def test_uttt_keeps_both_sizes_when_the_prover_table_is_refused(monkeypatch):
     game = get_game("uttt")
-    searcher = game.new_searcher(hash_mb=8)
+    searcher = find_game("uttt").new_searcher(game, hash_mb=8)
     searcher.set_option("Hash", 16)
     table, prover_table = searcher.buffers.tt.nbytes, searcher.prover().tt.nbytes
     real_install = tables.install_table
@@ -170,7 +170,7 @@ def test_np_zeros_alone_leaves_pages_unmapped():
 @pytest.mark.parametrize("variant", ["cfour", "duck", "uttt"])
 def test_set_hash_maps_every_page_of_the_table(variant):
     game = get_game(variant)
-    searcher = game.new_searcher(hash_mb=1)
+    searcher = find_game(variant).new_searcher(game, hash_mb=1)
     if hasattr(searcher, "prover"):
         searcher.prover()
     before = resident_mb()

@@ -7,7 +7,8 @@ import pytest
 from engines.connect4 import book as book_module
 from engines.connect4 import book_kernels as BK
 from engines.connect4 import kernels as K
-from engines.connect4.book import Book, build_book, enumerate_levels
+from engines.connect4.book import Book
+from engines.connect4.book_builder import CHUNK, build_book, enumerate_levels
 from engines.connect4.rules import Connect4Game
 from engines.connect4.solver import Solver
 
@@ -259,7 +260,7 @@ def test_build_book_small_board_and_resume(tmp_path, monkeypatch):
     work = tmp_path / "build-5x4-d5"
     work.mkdir()
     levels = enumerate_levels(5, 4, 5)
-    chunk = np.full(min(book_module.CHUNK, levels[5][0].size), 99, dtype=np.int64)
+    chunk = np.full(min(CHUNK, levels[5][0].size), 99, dtype=np.int64)
     np.save(work / "level5-chunk0.npy", chunk)
     resumed = Book.load(build_book(5, 4, 5, jobs=1))
     assert np.count_nonzero(resumed.scores() == 99) > 0

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from engines.base import Limits, new_stop_flag
 from engines.connect4 import kernels as K
 from engines.connect4.rules import Connect4Game
-from engines.connect4.solver import Solver
+from engines.connect4.solver import Connect4Searcher, Solver
 from engines.connect4.testsets import TEST_SETS, load
 
 from .oracle import columns_of, minimax, move_scores
@@ -214,7 +214,7 @@ def test_mate_distance_matches_game_length():
 
 
 def test_searcher_reports_exact_result(book_solver):
-    searcher = GAME.new_searcher(hash_mb=16)
+    searcher = Connect4Searcher(GAME, hash_mb=16)
     infos = []
     position = GAME.parse_sequence("2252576253462244111563365343671351441")
     result = searcher.search(position, Limits(), None, infos.append)
@@ -232,7 +232,7 @@ def test_searcher_reports_exact_result(book_solver):
 
 
 def test_searcher_stops_on_flag_and_movetime():
-    searcher = GAME.new_searcher(hash_mb=16, own_book=False)
+    searcher = Connect4Searcher(GAME, hash_mb=16, own_book=False)
     searcher.warm_up()  # a cold numba cache would otherwise compile the stop path in the timing
     flag = new_stop_flag()
     started = time.perf_counter()
@@ -245,13 +245,13 @@ def test_searcher_stops_on_flag_and_movetime():
 
 
 def test_searcher_on_finished_game():
-    searcher = GAME.new_searcher(hash_mb=1)
+    searcher = Connect4Searcher(GAME, hash_mb=1)
     result = searcher.search(GAME.parse_position("7/7/P6/Pp5/Pp5/Pp5 b"), Limits())
     assert result.best_move is None and result.score.kind == "mate" and result.score.value == 0
 
 
 def test_searcher_reports_bounds_then_the_exact_score():
-    searcher = GAME.new_searcher(hash_mb=16, own_book=False)
+    searcher = Connect4Searcher(GAME, hash_mb=16, own_book=False)
     infos = []
     position = GAME.parse_sequence("5554224333234511764415115")  # needs several null windows
     result = searcher.search(position, Limits(), None, infos.append)
@@ -303,7 +303,7 @@ def test_unfinished_solve_plays_what_the_table_proved(book_solver):
         for _ in range(rng.randint(4, 8)):
             moves = [m for m in position.legal_moves() if position.play(m).result() is None]
             position = position.play(rng.choice(moves))
-        searcher = game.new_searcher(own_book=False)
+        searcher = Connect4Searcher(game, own_book=False)
         result = searcher.search(position, Limits(nodes=1_000_000))
         if not result.stopped:
             continue

@@ -9,13 +9,13 @@ import pyffish
 import pytest
 
 from engines.base import Limits
-from engines.duck.searcher import enumeration_value
+from engines.duck.searcher import DuckSearcher, enumeration_value
 from tests.engines.duck.conftest import random_positions
 
 
 @pytest.fixture
 def searcher(game):
-    return game.new_searcher(hash_mb=16)
+    return DuckSearcher(game, hash_mb=16)
 
 
 @pytest.mark.parametrize("fen,best,mate,plain_depth", [
@@ -50,7 +50,7 @@ def test_one_line_on_the_king_is_blocked_by_the_duck(game, searcher):
 
 
 def test_search_returns_pyffish_legal_moves_from_random_positions(game):
-    searcher = game.new_searcher(hash_mb=16)
+    searcher = DuckSearcher(game, hash_mb=16)
     for position in random_positions(game, 30, 7):
         if position.result() is not None:
             assert searcher.search(position, Limits(depth=2)).best_move is None
@@ -69,7 +69,7 @@ def test_search_returns_pyffish_legal_moves_from_random_positions(game):
 def test_the_duck_square_played_delivers_the_searched_value(game, depth):
     """The value of the full move played (piece and duck), by plain enumeration one ply less,
     is the root value: the duck goes where the exception search said it should."""
-    searcher = game.new_searcher(hash_mb=4, quiescence=False)
+    searcher = DuckSearcher(game, hash_mb=4, quiescence=False)
     checked = 0
     for position in random_positions(game, 25, 11 + depth):
         if position.result() is not None:

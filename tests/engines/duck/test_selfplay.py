@@ -4,6 +4,7 @@ import math
 
 import pytest
 
+from engines.duck.searcher import DuckSearcher
 from engines.duck.selfplay import MatchResult, match, parse_terms, play_game
 
 
@@ -30,7 +31,7 @@ def test_a_short_match_plays_both_colours_of_each_opening():
 
 
 def test_play_game_ends_with_a_rules_result(game):
-    searcher = game.new_searcher(hash_mb=1)
+    searcher = DuckSearcher(game, hash_mb=1)
     winner, reason = play_game(game.parse_position("4k3/8/8/8/8/8/8/4RK1* w - - 0 1"),
                                searcher, searcher, nodes=500, max_plies=10)
     assert winner == 0 and reason == "king captured"

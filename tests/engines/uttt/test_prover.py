@@ -16,7 +16,7 @@ from engines import get_game
 from engines.uttt import kernels as K
 from engines.uttt import prover_kernels as PK
 from engines.uttt.board import DRAWN, RESULT_NONE, S_RESULT, S_SIDE
-from engines.uttt.prover import Prover, ProofOutcome
+from engines.uttt.prover import Prover, ProofOutcome, prove
 from engines.uttt.rules import UtttPosition
 from protocol.cli import main
 
@@ -288,7 +288,7 @@ def test_finished_positions_and_the_game_api(game, oracle_cases):
     cases, _ = oracle_cases
     state, expected = next((s, v) for s, v in cases if v != 0)
     position = UtttPosition(game, state)
-    result = game.prove(position, node_limit=1_000_000)
+    result = prove(position, node_limit=1_000_000)
     assert result is not None
     assert result.winner == (position.side_to_move if expected > 0 else 1 - position.side_to_move)
     # a finished game: the value of the side to move, no search

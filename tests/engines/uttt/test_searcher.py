@@ -46,7 +46,7 @@ def game():
 
 @pytest.fixture(scope="module")
 def searcher(game):
-    searcher = game.new_searcher(hash_mb=16)
+    searcher = UtttSearcher(game, hash_mb=16)
     searcher.warm_up()
     return searcher
 
@@ -166,7 +166,7 @@ def test_avoids_a_move_that_lets_the_opponent_win_at_once(game, searcher):
 # --- exact scores --------------------------------------------------------------------------------
 @pytest.mark.parametrize("seed", range(4))
 def test_exact_scores_of_late_positions_agree_with_brute_force(game, seed):
-    searcher = game.new_searcher(hash_mb=4)
+    searcher = UtttSearcher(game, hash_mb=4)
     for position in late_positions(game, 4, 100 + seed, max_open=10):
         open_cells = int(K.count_open_cells(position.state))
         expected = score_of(brute_force(position))
@@ -292,7 +292,7 @@ def test_finished_game_returns_no_move(game, searcher):
 
 
 def test_options_clear_and_unknown_names(game):
-    searcher = game.new_searcher(hash_mb=1)
+    searcher = UtttSearcher(game, hash_mb=1)
     searcher.set_option("Hash", 2)
     assert searcher.buffers.tt.nbytes <= 2 << 20
     searcher.search(game.start_position(), Limits(depth=3))
@@ -322,7 +322,7 @@ def play_out(game, fen: str, searcher, rng: random.Random, movetime: int):
 @needs_prover
 @pytest.mark.parametrize("fen", [PROVEN_X_WIN, DEEP_X_WIN])
 def test_a_proven_win_is_kept_against_a_random_opponent(game, fen):
-    searcher = game.new_searcher(hash_mb=16)
+    searcher = UtttSearcher(game, hash_mb=16)
     rng = random.Random(21)
     for _ in range(5):
         assert play_out(game, fen, searcher, rng, movetime=20) == 0
@@ -333,7 +333,7 @@ def test_the_proven_move_is_played_whatever_a_shallow_search_says(game):
     from engines.uttt.prover import Prover
 
     position = game.parse_position(DEEP_X_WIN)
-    searcher = game.new_searcher(hash_mb=16)
+    searcher = UtttSearcher(game, hash_mb=16)
     result = searcher.search(position, Limits(depth=1))
     assert result.score.kind == "mate" and result.score.value > 0
     after = position.play(result.best_move)
@@ -347,7 +347,7 @@ def test_the_proven_move_is_played_whatever_a_shallow_search_says(game):
 @needs_prover
 def test_a_proven_draw_is_reported_exactly_and_kept(game):
     position = game.parse_position(PROVEN_DRAW)
-    searcher = game.new_searcher(hash_mb=16)
+    searcher = UtttSearcher(game, hash_mb=16)
     result = searcher.search(position, Limits(depth=1))
     assert result.score == Score.cp(0, exact=True)
     # the check made at a proven draw: a move after which the opponent wins is refused
@@ -359,7 +359,7 @@ def test_a_proven_draw_is_reported_exactly_and_kept(game):
 
 # --- strength ------------------------------------------------------------------------------------
 def test_depth_four_beats_a_random_mover(game):
-    searcher = game.new_searcher(hash_mb=16)
+    searcher = UtttSearcher(game, hash_mb=16)
     rng = random.Random(2024)
     wins = 0
     for index in range(10):

@@ -1,0 +1,116 @@
+"""Builds the project's own Connect Four books for any board size (`mallard book build`).
+
+`build_book` solves every position worth probing with 0..depth stones, deepest level first, so
+that each level's search probes the levels below it; worker processes solve fixed-size chunks
+and each finished chunk is kept on disk, so an interrupted build resumes where it stopped. The
+result is a `book.Book` file (see `book.py` for the format and where books are looked up).
+"""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from pathlib import Path
+from typing import Callable, Optional
+
+import numpy as np
+
+from engines.connect4 import book_kernels as BK
+from engines.connect4 import kernels as K
+from engines.connect4.book import Book, built_book_path, cache_dir
+from engines.connect4.solver import Solver
+
+CHUNK = 2000  # positions a worker solves per task (and per resumable file)
+
+def enumerate_levels(width: int, height: int, depth: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    """For d = 0..depth the (curs, masks) of every position with d stones that no move has
+    ended, one per mirror pair, sorted by canonical key."""
+    ctx = K.make_context(width, height)
+    curs = np.zeros(1, dtype=np.uint64)
+    masks = np.zeros(1, dtype=np.uint64)
+    levels = [(curs, masks)]
+    for _ in range(depth):
+        out_c = np.empty(curs.size * width, dtype=np.uint64)
+        out_m = np.empty(curs.size * width, dtype=np.uint64)
+        n = BK.expand_level(curs, masks, ctx, out_c, out_m)
+        keys = out_c[:n] + out_m[:n]
+        keys, first = np.unique(keys, return_index=True)
+        curs, masks = out_c[:n][first], out_m[:n][first]
+        levels.append((curs, masks))
+    return levels
+
+
+_worker_solver = None
+
+
+def _init_worker(width: int, height: int, book_paths: list[str], hash_mb: int) -> None:
+    global _worker_solver
+    book = Book.merge([Book.load(Path(p)) for p in book_paths])
+    _worker_solver = Solver(width, height, hash_mb=hash_mb, book=book)
+
+
+def _solve_chunk(curs: np.ndarray, masks: np.ndarray, moves: int) -> np.ndarray:
+    solver = _worker_solver
+    out = np.empty(curs.size, dtype=np.int64)
+    for i in range(curs.size):
+        out[i] = solver.solve_bits(int(curs[i]), int(masks[i]), moves)
+    return out
+
+
+def build_book(width: int, height: int, depth: int, jobs: int = 1,
+               output: Optional[Path] = None, hash_mb: int = 64, base: Optional[Path] = None,
+               progress: Optional[Callable[[int, int, int], None]] = None) -> Path:
+    """Solve every probe-worthy position with 0..`depth` stones, deepest level first (each level's
+    search probes the levels below it and the `base` book file, if any), in `jobs` worker
+    processes. Finished chunks are kept in a work directory, so an interrupted build resumes.
+    Returns the path of the book file (which holds only the levels built here).
+    `progress(level, chunks_done, chunks_total)` is called as chunks finish."""
+    ctx = K.make_context(width, height)  # validates the size
+    if depth < 0 or depth >= width * height:
+        raise ValueError(f"depth must be in 0..{width * height - 1}")
+    output = Path(output) if output else built_book_path(width, height, depth)
+    work = cache_dir() / f"build-{width}x{height}-d{depth}"
+    work.mkdir(parents=True, exist_ok=True)
+    levels = enumerate_levels(width, height, depth)
+    all_keys, all_scores = [], []
+    partial_path = work / "partial.npz"
+    for level in range(depth, -1, -1):
+        curs, masks = levels[level]
+        worthy = np.empty(curs.size, dtype=np.bool_)
+        BK.probe_worthy(curs, masks, ctx, worthy)
+        curs, masks = curs[worthy], masks[worthy]
+        chunks = [slice(start, start + CHUNK) for start in range(0, curs.size, CHUNK)]
+        todo = [i for i in range(len(chunks)) if not (work / f"level{level}-chunk{i}.npy").exists()]
+        done = len(chunks) - len(todo)
+        if progress:
+            progress(level, done, len(chunks))
+        if todo:
+            book_paths = [str(partial_path)] if all_keys else []
+            if base is not None:
+                book_paths.append(str(base))
+            with ProcessPoolExecutor(max_workers=max(1, jobs), initializer=_init_worker,
+                                     initargs=(width, height, book_paths, hash_mb)) as pool:
+                futures = {pool.submit(_solve_chunk, curs[chunks[i]], masks[chunks[i]], level): i
+                           for i in todo}
+                for future in as_completed(futures):
+                    i = futures[future]
+                    target = work / f"level{level}-chunk{i}.npy"
+                    tmp = work / f"level{level}-chunk{i}.tmp.npy"
+                    np.save(tmp, future.result())
+                    os.replace(tmp, target)
+                    done += 1
+                    if progress:
+                        progress(level, done, len(chunks))
+        scores = np.concatenate([np.load(work / f"level{level}-chunk{i}.npy")
+                                 for i in range(len(chunks))]) if chunks else np.zeros(0, np.int64)
+        all_keys.append(curs + masks)
+        all_scores.append(scores)
+        Book.from_entries(width, height, range(level, depth + 1), np.concatenate(all_keys),
+                          np.concatenate(all_scores)).save(partial_path)
+    book = Book.load(partial_path)
+    book.save(output)
+    for leftover in work.iterdir():
+        leftover.unlink()
+    work.rmdir()
+    return output
+
