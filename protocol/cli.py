@@ -1,6 +1,6 @@
 """The `mallard` command line. With no arguments it is the engine (the first command chooses UCI,
 UGI or GTP); subcommands `uci`, `ugi`, `gtp` force a protocol; `solve`, `perft`, `prove`, `bench`
-and `book` are the tools; `match` has cutechess-cli's grammar (protocol/match_cli.py).
+and `book` are the tools; `match` has cutechess-cli's grammar (tournaments/cli.py).
 
 Conventions every subcommand keeps: arguments are checked while parsing (a bad one prints that
 subcommand's usage and one error line on stderr, exit status 2); errors found later are one
@@ -202,7 +202,8 @@ def _bench_uttt(args) -> int:
 
 
 def _bench_timing(args) -> int:
-    from protocol.bench_timing import bench_timing
+    # imported on use, so that the engine and --version start without the match runner
+    from tournaments.bench_timing import bench_timing
 
     return bench_timing(args.games, args.variants, args.controls, args.concurrency)
 
@@ -218,7 +219,8 @@ def variant_list(text: str) -> list[str]:
 
 
 def control_list(text: str) -> list[str]:
-    from protocol.bench_timing import parse_control
+    # imported on use, so that the engine and --version start without the match runner
+    from tournaments.bench_timing import parse_control
 
     controls = [part.strip() for part in text.split(",") if part.strip()]
     try:
@@ -249,7 +251,8 @@ def _book_build(args) -> int:
 
 
 def _match(args) -> int:
-    from protocol.match_cli import main as match_main
+    # imported on use, so that the engine and --version start without the match runner
+    from tournaments.cli import main as match_main
 
     return match_main(args.match_arguments)
 

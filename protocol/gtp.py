@@ -28,10 +28,10 @@ import math
 
 from engines import DEFAULT_GAMES, find_game
 from engines.base import LIMIT_MAX, Limits, Score
-from protocol.server import Input, Output
+from protocol.frontend import FrontEnd
+from protocol.io import Input, Output, clip_error
 from protocol.session import Session
 from protocol import ENGINE_NAME, VERSION
-from protocol.uci import MAX_ERROR_LENGTH
 
 DEFAULT_VARIANT = DEFAULT_GAMES["gtp"]
 COLOURS = {"b": 0, "black": 0, "w": 1, "white": 1}
@@ -43,27 +43,20 @@ class GtpError(Exception):
     """A command that fails: its message becomes the `?` reply."""
 
 
-class GtpFrontEnd:
+class GtpFrontEnd(FrontEnd):
     def __init__(self, output: Output, input_: Optional[Input] = None,
                  session: Optional[Session] = None):
-        self.out = output
-        self.input = input_
-        self.session = session or Session(DEFAULT_VARIANT)
+        super().__init__(output, input_, session or Session(DEFAULT_VARIANT))
         self.main_time: Optional[float] = None  # seconds, from time_settings
         self.byo_yomi_time = 0.0
         self.byo_yomi_stones = 0
         self.time_left: dict[int, tuple[float, int]] = {}  # colour -> (seconds, stones)
-        self.commands = sorted(name[4:].replace("_mallard_", "mallard-")
-                               for name in dir(self) if name.startswith("cmd_"))
+        self.commands = sorted(name.replace("_mallard_", "mallard-") for name in self.handlers)
         self.session.start_warm_up()
 
     # --- plumbing -----------------------------------------------------------------------------
     def report_internal_error(self, line: str) -> None:
         self.out.write("? internal error (state kept)\n\n")
-
-    def close(self) -> None:
-        self.session.stop()
-        self.session.wait(2.0)
 
     def handle(self, line: str) -> bool:
         line = CONTROL.sub("", line.replace("\t", " ")).split("#", 1)[0].strip()
@@ -78,7 +71,7 @@ class GtpFrontEnd:
                 return True
         name, args = words[0].lower(), words[1:]
         self.out.log(f"<< {line}")
-        handler = getattr(self, "cmd_" + name.replace("mallard-", "_mallard_"), None)
+        handler = self.handlers.get(name.replace("mallard-", "_mallard_"))
         if handler is None:
             self.out.write(f"?{ident} unknown command\n\n")
             return True
@@ -88,9 +81,7 @@ class GtpFrontEnd:
         try:
             result = handler(args)
         except GtpError as error:
-            message = " ".join(str(error).split())  # one line, never an empty one
-            if len(message) > MAX_ERROR_LENGTH:
-                message = message[:MAX_ERROR_LENGTH] + "..."
+            message = clip_error(" ".join(str(error).split()))  # one line, never an empty one
             self.out.write(f"?{ident} {message}\n\n")
             return True
         text = "" if result is None else str(result)

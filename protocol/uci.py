@@ -18,10 +18,10 @@ from typing import Optional
 
 from engines.base import LIMIT_MAX, Limits, Score, SearchInfo, SearchResult
 from protocol import ENGINE_AUTHOR, ENGINE_NAME, VERSION
-from protocol.server import Input, Output
+from protocol.frontend import FrontEnd
+from protocol.io import Input, Output, clip_error
 from protocol.session import Session
 
-MAX_ERROR_LENGTH = 300
 DEFAULT_MOVETIME_ON_ERROR = 1000  # ms: a `go` whose limits could not be read still ends
 
 INT_TOKENS = {
@@ -71,13 +71,11 @@ def parse_go(tokens: list[str]) -> tuple[dict, list[str], list[str]]:
     return fields, searchmoves, errors
 
 
-class UciFrontEnd:
-    def __init__(self, output: Output, input_: Input, dialect: str = "uci",
+class UciFrontEnd(FrontEnd):
+    def __init__(self, output: Output, input_: Optional[Input], dialect: str = "uci",
                  session: Optional[Session] = None):
-        self.out = output
-        self.input = input_
+        super().__init__(output, input_, session or Session())
         self.dialect = dialect
-        self.session = session or Session()
         self._errors: Optional[list[str]] = None  # collected while a command runs
 
     # --- plumbing -----------------------------------------------------------------------------
@@ -97,9 +95,7 @@ class UciFrontEnd:
 
     def _print_error(self, text: str, suffix: str = "") -> None:
         # one printable line whatever the client sent, and not a megabyte of it echoed back
-        text = "".join(c if c.isprintable() else "?" for c in text)
-        if len(text) > MAX_ERROR_LENGTH:
-            text = text[:MAX_ERROR_LENGTH] + "..."
+        text = clip_error("".join(c if c.isprintable() else "?" for c in text))
         self.out.line(f"info string error: {text}{suffix}")
         self.out.log(f"error: {text}{suffix}")
 
@@ -109,10 +105,6 @@ class UciFrontEnd:
     def _wait_ready(self) -> bool:
         """Wait for the compiled code (commands are handled in order, as they came)."""
         return self.session.ready()
-
-    def close(self) -> None:
-        self.session.stop()
-        self.session.wait(2.0)
 
     # --- dispatch -----------------------------------------------------------------------------
     def handle(self, line: str) -> bool:
@@ -124,7 +116,7 @@ class UciFrontEnd:
         self.out.log(f"<< {line}")
         if command == "quit":
             return False
-        handler = getattr(self, "cmd_" + command, None)
+        handler = self.handlers.get(command)
         if handler is None or (command == "query" and self.dialect != "ugi"):
             self.out.log(f"ignored unknown command '{command}'")
             return True

@@ -9,7 +9,12 @@ for the limits the runner sent, `Move Overhead` taken off as the engine does). M
 the runner's: from writing `go` to reading `bestmove`, as cutechess-cli measures them.
 
 A clock is replayed from the recorded move times to know what each `go` said; the losing move of
-a time loss counts with the time the runner recorded for it.
+a time loss counts with the time the runner recorded for it. Each row is written (and flushed) as
+soon as its games end; the reasons of time losses and other failures follow the table.
+
+`protocol.cli` dispatches `mallard bench timing` here and checks `--controls` with `parse_control`.
+The engine is run as a process (`ENGINE_COMMAND`); the one thing taken from it in-process is the
+default `Move Overhead`, to compute the budget the engine gave itself.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from typing import TextIO
 
 from engines.base import Limits
 from engines.timeman import after_overhead, move_budget_ms
-from protocol.session import PROTOCOL_OPTIONS
+from protocol.session import PROTOCOL_OPTIONS  # only for the default Move Overhead
 from tournaments import EngineConfig, Match, TimeControl
 from tournaments.records import GameRecord
 from tournaments.timecontrol import Clock, go_fields

@@ -1,4 +1,5 @@
-"""`mallard match`: cutechess-cli's command line over `tournaments.Match`, and its output.
+"""`mallard match`: cutechess-cli's command line over `tournaments.Match`, and its output
+(`protocol.cli` hands every argument after `match` to `main` here).
 
 Arguments follow cutechess-cli (`-engine cmd=... name=... proto=uci tc=40/60+0.6 option.Hash=64`,
 `-each`, `-games`, `-rounds`, `-repeat`, `-openings`, `-draw`, `-resign`, `-sprt`, ...) with our
@@ -6,14 +7,29 @@ additions: `-db`, `-adjudicate solved`, `-report penta=true`, `-json`, `-tournam
 Output is cutechess's lines (`Started game`, `Finished game`, `Score of`, `Elo difference`,
 `SPRT: llr`) and fastchess's pentanomial lines; on a terminal a live progress bar (rich) sits
 under them. This module only parses and prints; the match itself is `tournaments.match`.
+
+Invariants: a bad argument or openings file (`UsageError`, `OpeningError`) is found before any
+engine starts and is one `mallard match: ...` line on stderr, exit status 2; `-h`/`-help`/`--help`
+anywhere prints HELP to stdout with status 0; the status is 1 when the match stopped on a failure
+(not an SPRT decision).
 """
 
 from __future__ import annotations
 
+import math
 import os
 import shlex
 import sys
 from typing import Optional, TextIO
+
+from engines import GAMES, get_game
+from tournaments.match import Match
+from tournaments.openings import OpeningError, read_openings
+from tournaments.players import EngineConfig
+from tournaments.records import Adjudication
+from tournaments.stats import Sprt
+from tournaments.storage import StorageError
+from tournaments.timecontrol import TimeControl
 
 USAGE = """usage: mallard match -variant duck|cfour|uttt
     -engine cmd=PATH [arg=X ...] [name=N] [proto=uci|ugi|gtp] [tc=40/60+0.6 | st=1 | depth=N |
@@ -159,9 +175,6 @@ def _one(option: str, values: list[str]) -> str:
 
 
 def _engine_config(settings: list[tuple[str, str]], index: int):
-    from tournaments.players import EngineConfig
-    from tournaments.timecontrol import TimeControl
-
     fields: dict[str, str] = {}
     arguments: list[str] = []
     options: dict[str, str] = {}
@@ -203,12 +216,6 @@ def _engine_config(settings: list[tuple[str, str]], index: int):
 
 def build_match(argv: list[str], reporter=None):
     """A configured `Match` from cutechess-style arguments, and the CLI-only settings."""
-    from engines import GAMES, get_game
-    from tournaments.match import Match
-    from tournaments.openings import read_openings
-    from tournaments.records import Adjudication
-    from tournaments.stats import Sprt
-
     engines_settings: list[list[tuple[str, str]]] = []
     each: list[tuple[str, str]] = []
     variant = "duck"
@@ -425,8 +432,6 @@ def ranking_lines(match, score_line: bool = True) -> list[str]:
 
 
 def _number(value: float) -> str:
-    import math
-
     return f"{value:.0f}" if math.isfinite(value) else ("inf" if value > 0 else
                                                           "-inf" if value < 0 else "nan")
 
@@ -435,6 +440,7 @@ class RichProgress:
     """A live bar under the printed lines (only on a terminal)."""
 
     def __init__(self, total: int, done: int):
+        # rich is loaded only when a bar is drawn; without it main prints the lines alone
         from rich.console import Console
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, \
             TimeElapsedColumn
@@ -461,9 +467,6 @@ class RichProgress:
 
 def main(argv: list[str], out: Optional[TextIO] = None) -> int:
     out = out or sys.stdout  # looked up now: callers may have redirected it
-    from tournaments.openings import OpeningError
-    from tournaments.storage import StorageError
-
     if any(token in ("-h", "-help", "--help") for token in argv):
         out.write(HELP)
         return 0

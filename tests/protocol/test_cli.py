@@ -17,7 +17,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import protocol.server
-from protocol import VERSION, cli, match_cli
+from protocol import VERSION, cli
+from tournaments import cli as match_cli
 from tournaments.match import Match
 
 MALLARD = [sys.executable, "-m", "protocol.cli"]

@@ -11,7 +11,7 @@ import pytest
 
 from engines.base import LIMIT_MAX
 from protocol.gtp import GtpFrontEnd
-from protocol.server import Output
+from protocol.io import Output
 from protocol.session import Session
 from tests.protocol.harness import Engine, Process
 

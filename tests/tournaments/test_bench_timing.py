@@ -7,8 +7,8 @@ import io
 
 import pytest
 
-from protocol.bench_timing import bench_timing, move_timings, parse_control
 from tournaments import EngineConfig
+from tournaments.bench_timing import bench_timing, move_timings, parse_control
 from tournaments.records import GameJob, GameRecord, MoveRecord, Opening
 
 

@@ -15,6 +15,7 @@ import pytest
 from tests import oracles  # noqa: F401  (pyffish's cfour)
 from tests.protocol.harness import ENGINE_COMMAND
 from tournaments import Adjudication, EngineConfig, Match, Opening, Reporter, TimeControl
+from tournaments.cli import ranking_lines
 from tournaments.pgn import game_pgn
 from tournaments.records import GameRecord
 
@@ -139,7 +140,8 @@ def test_a_slow_engine_loses_on_time_within_and_beyond_the_margin():
     assert GameRecord.from_dict(json.loads(json.dumps(record.to_dict()))) == record
     assert "{" + record.reason + "} 0-1" in game_pgn(record)
     slow_with_margin = EngineConfig(**{**slow.__dict__, "timemargin_ms": 2000})
-    match = run("duck", [slow_with_margin, scripted("random")], games=1, adjudication=Adjudication(maxmoves=3))
+    match = run("duck", [slow_with_margin, scripted("random")], games=1,
+                adjudication=Adjudication(maxmoves=3))
     assert match.records[0].reason == "Draw by adjudication: maximum number of moves"
 
 
@@ -327,8 +329,6 @@ def test_three_engines_round_robin_and_gauntlet():
     pairs = sorted(tuple(sorted((r.white_name, r.black_name))) for r in match.records)
     assert pairs == [("a", "b"), ("a", "b"), ("a", "c"), ("a", "c"), ("b", "c"), ("b", "c")]
     assert [s.wdl.games for s in match.standings] == [4, 4, 4]
-    from protocol.match_cli import ranking_lines
-
     lines = ranking_lines(match)
     assert lines[0].split()[:3] == ["Rank", "Name", "Elo"] and len(lines) == 4
     gauntlet = run("duck", trio, games=2, tournament="gauntlet", adjudication=rules)

@@ -1,0 +1,118 @@
+"""The engine process's stdin and stdout: `Input` reads lines on its own thread, `Output` writes
+them one at a time; `MAX_ERROR_LENGTH` and `clip_error` bound the error lines both front-ends print.
+
+Threads: `Input` reads stdin on a daemon thread into a queue (None after the last line); the
+moment it reads `quit` (also GTP's `<id> quit`) or the end of input it calls the `on_finish`
+callbacks, before the main thread, which may be busy, gets to that line. Invalid UTF-8 becomes
+U+FFFD instead of ending input. `Output` is shared by the main thread and search threads: a lock
+keeps each write whole, every write is flushed, and nothing raises: a closed pipe sets `closed`
+and later writes are dropped (the server then ends quietly). Log lines go to stderr only after
+the client's `debug on`.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from typing import Optional, TextIO
+
+MAX_ERROR_LENGTH = 300  # characters of an error text echoed back: never a megabyte of input
+
+
+def clip_error(text: str) -> str:
+    """`text` cut to MAX_ERROR_LENGTH characters, with `...` when it was cut."""
+    if len(text) > MAX_ERROR_LENGTH:
+        return text[:MAX_ERROR_LENGTH] + "..."
+    return text
+
+
+class Output:
+    """Line output shared by the reading thread and the search thread."""
+
+    def __init__(self, stream: TextIO, log_stream: Optional[TextIO] = None):
+        self.stream = stream
+        self.log_stream = log_stream
+        self.debug = False
+        self.closed = threading.Event()
+        self._lock = threading.Lock()
+
+    def line(self, text: str) -> None:
+        self.write(text + "\n")
+
+    def write(self, text: str) -> None:
+        with self._lock:
+            if self.closed.is_set():
+                return
+            try:
+                self.stream.write(text)
+                self.stream.flush()
+            except (OSError, ValueError):  # the client closed the pipe
+                self.closed.set()
+
+    def log(self, text: str) -> None:
+        """A log line on stderr, only when the client asked for `debug on`."""
+        if not self.debug or self.log_stream is None:
+            return
+        with self._lock:
+            try:
+                self.log_stream.write(text.rstrip("\n") + "\n")
+                self.log_stream.flush()
+            except (OSError, ValueError):
+                pass
+
+
+class Input:
+    """Lines of stdin read on their own thread."""
+
+    def __init__(self, stream: TextIO):
+        self.lines: queue.Queue = queue.Queue()  # (arrival as time.perf_counter(), line)
+        self.arrived: Optional[float] = None  # when the line `next()` last returned was read
+        self.finished = threading.Event()  # `quit` read or end of input
+        self._on_finish: list = []
+        self._callbacks_lock = threading.Lock()
+        self._thread = threading.Thread(target=self._read, args=(stream,), name="mallard-stdin",
+                                        daemon=True)
+        self._thread.start()
+
+    def _read(self, stream: TextIO) -> None:
+        # bytes when possible: a client's invalid UTF-8 becomes U+FFFD instead of ending input
+        source = getattr(stream, "buffer", stream)
+        try:
+            for raw in source:
+                if isinstance(raw, bytes):
+                    raw = raw.decode("utf-8", "replace")
+                line = raw.replace("\r", "").rstrip("\n")
+                words = line.split()
+                if words[:1] == ["quit"] or (len(words) == 2 and words[0].isdigit()
+                                             and words[1] == "quit"):
+                    self._finish()
+                self.lines.put((time.perf_counter(), line))
+        except (OSError, ValueError, UnicodeDecodeError):
+            pass
+        self._finish()
+        self.lines.put((time.perf_counter(), None))
+
+    def on_finish(self, callback) -> None:
+        """Call `callback()` at `quit` or the end of input (at once if that has happened): the
+        reader sees them before the main thread, which may be busy with a search."""
+        with self._callbacks_lock:
+            if not self.finished.is_set():
+                self._on_finish.append(callback)
+                return
+        callback()
+
+    def _finish(self) -> None:
+        with self._callbacks_lock:
+            if self.finished.is_set():
+                return
+            self.finished.set()
+            callbacks, self._on_finish = self._on_finish, []
+        for callback in callbacks:
+            callback()
+
+    def next(self) -> Optional[str]:
+        """The next line (None at the end); `arrived` says when it was read, since a move's
+        time runs from the arrival of its `go`, not from when the main thread got to it."""
+        self.arrived, line = self.lines.get()
+        return line
