@@ -59,7 +59,7 @@ def find_game(name: str) -> GameEntry:
     for entry in GAMES:
         if wanted in entry.names:
             return entry
-    known = ", ".join(entry.name for entry in GAMES)
+    known = ", ".join(sorted(accepted for entry in GAMES for accepted in entry.names))
     raise KeyError(f"unknown variant '{name}' (known: {known})")
 
 

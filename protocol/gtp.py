@@ -33,7 +33,6 @@ from protocol.io import Input, Output, clip_error
 from protocol.session import Session
 from protocol import ENGINE_NAME, VERSION
 
-DEFAULT_VARIANT = DEFAULT_GAMES["gtp"]
 COLOURS = {"b": 0, "black": 0, "w": 1, "white": 1}
 COLOUR_NAMES = ("black", "white")
 CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
@@ -46,7 +45,7 @@ class GtpError(Exception):
 class GtpFrontEnd(FrontEnd):
     def __init__(self, output: Output, input_: Optional[Input] = None,
                  session: Optional[Session] = None):
-        super().__init__(output, input_, session or Session(DEFAULT_VARIANT))
+        super().__init__(output, input_, session or Session(DEFAULT_GAMES["gtp"]))
         self.main_time: Optional[float] = None  # seconds, from time_settings
         self.byo_yomi_time = 0.0
         self.byo_yomi_stones = 0

@@ -21,7 +21,8 @@ import sys
 import traceback
 from typing import Optional, TextIO
 
-from protocol.gtp import DEFAULT_VARIANT, GtpFrontEnd
+from engines import DEFAULT_GAMES
+from protocol.gtp import GtpFrontEnd
 from protocol.io import Input, Output
 from protocol.session import Session
 from protocol.uci import UciFrontEnd
@@ -43,7 +44,7 @@ def detect(line: str) -> Optional[str]:
 
 def make_front_end(protocol: str, output: Output, input_: Input, variant: Optional[str] = None):
     if protocol == "gtp":
-        return GtpFrontEnd(output, input_, Session(variant or DEFAULT_VARIANT))
+        return GtpFrontEnd(output, input_, Session(variant or DEFAULT_GAMES["gtp"]))
     return UciFrontEnd(output, input_, dialect=protocol,
                        session=Session(variant) if variant else None)
 

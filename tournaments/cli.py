@@ -22,7 +22,7 @@ import shlex
 import sys
 from typing import Optional, TextIO
 
-from engines import GAMES, get_game
+from engines import DEFAULT_GAMES, find_game, get_game
 from tournaments.match import Match
 from tournaments.openings import OpeningError, read_openings
 from tournaments.players import EngineConfig
@@ -218,7 +218,7 @@ def build_match(argv: list[str], reporter=None):
     """A configured `Match` from cutechess-style arguments, and the CLI-only settings."""
     engines_settings: list[list[tuple[str, str]]] = []
     each: list[tuple[str, str]] = []
-    variant = "duck"
+    variant = DEFAULT_GAMES["uci"]
     kwargs: dict = {}
     extras = {"json": None, "ratinginterval": 10, "progress": None}
     openings_spec: Optional[dict] = None
@@ -242,12 +242,10 @@ def build_match(argv: list[str], reporter=None):
         elif option == "-each":
             each.extend(_pairs(values, option))
         elif option == "-variant":
-            variant = _one(option, values).lower()
-            if variant not in GAMES:
-                raise UsageError(f"-variant: unknown variant '{variant}' "
-                                 f"(known: {', '.join(sorted(GAMES))})")
-            if variant == "connect4":
-                variant = "cfour"
+            try:
+                variant = find_game(_one(option, values)).name
+            except KeyError as error:
+                raise UsageError(f"-variant: {error.args[0]}") from None
         elif option in ("-games", "-rounds", "-concurrency"):
             kwargs[option[1:]] = _int(option, _one(option, values), 1)
         elif option == "-tournament":
