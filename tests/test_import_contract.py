@@ -1,0 +1,99 @@
+"""The import contract of the house, read from the source (every import statement, also those
+inside functions):
+
+- `engines` never imports `protocol` or `tournaments`;
+- a game's rules never import its search: nothing a `rules` module reaches inside `engines`
+  is a searcher, solver, prover or search kernel;
+- `protocol` never imports numba kernels (it goes through the games' Python APIs);
+- there is no import cycle between modules.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ("engines", "protocol", "tournaments")
+SEARCH_MODULES = ("searcher", "solver", "prover", "search_kernels", "prover_kernels", "selfplay",
+                  "enumeration", "book", "book_builder")
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _modules() -> dict[str, Path]:
+    return {_module_name(path): path for package in PACKAGES
+            for path in sorted((ROOT / package).rglob("*.py"))}
+
+
+def _imports(path: Path, modules: dict[str, Path]) -> set[str]:
+    """The project modules `path` imports: `from a.b import c` is `a.b.c` when that is a module."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [f"{node.module}.{alias.name}" if f"{node.module}.{alias.name}" in modules
+                     else node.module for alias in node.names]
+        else:
+            continue
+        found.update(name for name in names if name in modules)
+    return found
+
+
+@pytest.fixture(scope="module")
+def graph() -> dict[str, set[str]]:
+    modules = _modules()
+    return {name: _imports(path, modules) for name, path in modules.items()}
+
+
+def _reach(graph: dict[str, set[str]], start: str) -> set[str]:
+    seen, todo = set(), [start]
+    while todo:
+        for imported in graph[todo.pop()]:
+            if imported not in seen:
+                seen.add(imported)
+                todo.append(imported)
+    return seen
+
+
+def test_the_reader_sees_the_imports(graph):
+    """The control: the graph has the arrows this test is about."""
+    assert "engines.base" in graph["engines.duck.rules"]
+    assert "engines.duck.kernels" in graph["engines.duck.searcher"]
+    assert "protocol.session" in graph["protocol.uci"]
+
+
+def test_engines_never_import_protocol_or_tournaments(graph):
+    wrong = {(name, imported) for name, imports in graph.items() if name.startswith("engines")
+             for imported in imports if imported.split(".")[0] in ("protocol", "tournaments")}
+    assert not wrong
+
+
+def test_rules_never_reach_a_search(graph):
+    wrong = {(name, reached) for name in graph if name.endswith(".rules")
+             for reached in _reach(graph, name)
+             if reached.split(".")[-1] in SEARCH_MODULES}
+    assert not wrong
+
+
+def test_protocol_never_imports_numba_kernels(graph):
+    wrong = {(name, imported) for name, imports in graph.items() if name.startswith("protocol")
+             for imported in imports if imported.endswith("kernels")}
+    assert not wrong
+
+
+def test_no_import_cycle(graph):
+    cycles = set()
+    for name in graph:
+        for imported in graph[name]:
+            if name in _reach(graph, imported) and name != imported:
+                cycles.add(tuple(sorted((name, imported))))
+    assert not cycles
