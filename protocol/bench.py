@@ -1,30 +1,42 @@
-"""`mallard bench ...`: benchmark tables (speed targets are met here, never in unit tests).
+"""`mallard bench ...`: the benchmark tables (speed targets are met here, never in unit tests).
 
-`bench duck-perft` times Duck Chess perft (startpos depth 3, reference row 3 at depths 2 and
-3, bulk counting at the last ply; startpos depth 3 also without it); `--reference PATH` runs a
-Fairy-Stockfish binary (built with all=yes) on the same perfts in the same run.
+The engines compute (each game package's `bench` module yields one record per row, see there);
+this module prints: Markdown tables whose header lines name the machine and the date, one row
+flushed as soon as it is known. It also holds what only a process can measure: the engine's
+start-up and stop latency (`bench startup`), and the reference engines run in the same process
+tree (Fairy-Stockfish's perft for `duck-perft --reference`).
 
-`bench connect4` solves the public test sets through the Python API with a fresh table per
-position and prints, per set: positions, correct, mean, median and max time, mean nodes, Mnodes/s;
-with `--reference bitbully` it times BitBully's MTD(f) on the same positions in the same run.
+- `bench connect4`: per test set, positions, correct, mean, median and max time, mean nodes,
+  Mnodes/s; with `--reference bitbully` BitBully's time on the same positions in the same run.
+- `bench duck-perft`: leaves, correctness, seconds and Mleaves/s per perft; `--reference PATH`
+  runs a Fairy-Stockfish binary (built with all=yes) on the same perfts in the same run.
+- `bench duck`: the search bench and the enumeration check; `bench duck-match`: self-play.
+- `bench uttt`: perft, the prover with and without the critical-board analysis, and how far from
+  the end it solves (three tables in their own compact Markdown form).
 """
 
 from __future__ import annotations
 
 import os
 import platform
+import queue
 import statistics
+import subprocess
 import sys
+import tempfile
+import threading
 import time
 from datetime import date
-from typing import TextIO
+from typing import Optional, TextIO
 
-from engines.connect4.book import default_book
-from engines.connect4.rules import Connect4Game
-from engines.connect4.solver import Solver
-from engines.connect4.testsets import load
+from engines.connect4 import bench as connect4_bench
+from engines.duck import bench as duck_bench
+from engines.uttt import bench as uttt_bench
 
-DEFAULT_LIMITS = {"Begin-Hard": 100}
+
+def _machine_line() -> str:
+    return (f"# {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
+            f"Python {platform.python_version()}, {date.today().isoformat()}\n")
 
 
 def _format_time(seconds: float) -> str:
@@ -35,74 +47,6 @@ def _format_time(seconds: float) -> str:
     return f"{seconds:.2f} s"
 
 
-def _bitbully_times(pairs, weak: bool, use_book: bool):
-    try:
-        from bitbully import bitbully_core
-    except ImportError:
-        raise SystemExit("--reference bitbully needs the `bitbully` package: pip install '.[bench]'")
-    solver = bitbully_core.BitBullyCore()
-    if use_book:
-        from bitbully_databases import BitBullyDatabases
-
-        solver.loadBook(BitBullyDatabases.get_database_path("12-ply-dist"))
-    times, correct = [], 0
-    for moves, expected in pairs:
-        board = bitbully_core.BoardCore()
-        if not board.play("".join(str(int(c) - 1) for c in moves)):
-            raise RuntimeError(f"BitBully rejected {moves}")
-        solver.resetTranspositionTable()
-        started = time.perf_counter()
-        value = solver.mtdf(board, 0)
-        times.append(time.perf_counter() - started)
-        if weak:
-            value, expected = (value > 0) - (value < 0), (expected > 0) - (expected < 0)
-        correct += value == expected
-    return times, correct
-
-
-def bench_connect4(sets, limit, use_book, weak, reference, out: TextIO = sys.stdout) -> int:
-    game = Connect4Game()
-    book = default_book(7, 6) if use_book else None
-    solver = Solver(book=book)
-    warm = game.parse_sequence("2252576253462244111563365343671351441")
-    solver.solve(warm)  # compile (or load the numba cache) outside the timings
-    mode = ("weak" if weak else "strong") + (", book" if book is not None else ", no book")
-    out.write(f"# mallard bench connect4 ({mode}, fresh table per position)\n")
-    out.write(f"# {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
-              f"Python {platform.python_version()}, {date.today().isoformat()}\n")
-    header = ["set", "positions", "correct", "mean", "median", "max", "mean nodes", "Mnodes/s"]
-    if reference:
-        header += ["bitbully mean", "correct", "time ratio"]
-    out.write(_table_row(header, header) + "\n" + _separator(header) + "\n")
-    failures = 0
-    for name in sets:
-        pairs = load(name, limit if limit is not None else DEFAULT_LIMITS.get(name))
-        times, nodes, correct = [], [], 0
-        for moves, expected in pairs:
-            position = game.parse_sequence(moves)
-            solver.reset()
-            started = time.perf_counter()
-            value = solver.solve(position, weak=weak)
-            times.append(time.perf_counter() - started)
-            nodes.append(solver.nodes)
-            if weak:
-                expected = (expected > 0) - (expected < 0)
-            correct += value == expected
-        failures += len(pairs) - correct
-        total_time = sum(times)
-        row = [name, str(len(pairs)), str(correct), _format_time(statistics.mean(times)),
-               _format_time(statistics.median(times)), _format_time(max(times)),
-               f"{statistics.mean(nodes):,.0f}",
-               f"{sum(nodes) / total_time / 1e6:.2f}" if total_time else "-"]
-        if reference:
-            ref_times, ref_correct = _bitbully_times(pairs, weak, use_book)
-            row += [_format_time(statistics.mean(ref_times)), str(ref_correct),
-                    f"{total_time / sum(ref_times):.2f}"]
-        out.write(_table_row(row, header) + "\n")
-        out.flush()
-    return 1 if failures else 0
-
-
 MIN_WIDTHS = {"leaves": 13}
 
 
@@ -111,11 +55,16 @@ def _width(index: int, title: str) -> int:
 
 
 def _table_row(row, header) -> str:
-    return "| " + " | ".join(cell.ljust(_width(i, h)) for i, (cell, h) in enumerate(zip(row, header))) + " |"
+    cells = (cell.ljust(_width(i, h)) for i, (cell, h) in enumerate(zip(row, header)))
+    return "| " + " | ".join(cells) + " |"
 
 
 def _separator(header) -> str:
     return "|" + "|".join("-" * (_width(i, h) + 2) for i, h in enumerate(header)) + "|"
+
+
+def _table_start(header, out: TextIO) -> None:
+    out.write(_table_row(header, header) + "\n" + _separator(header) + "\n")
 
 
 def _print_table(header, rows, out: TextIO) -> None:
@@ -125,25 +74,42 @@ def _print_table(header, rows, out: TextIO) -> None:
         print(_table_row(row, header), file=out)
 
 
-# --- Duck Chess perft ------------------------------------------------------------------------
+# --- Connect Four ------------------------------------------------------------------------------
 
-DUCK_PERFT_ROWS = [
-    # (label, FEN or None for the start position, depth, bulk, expected leaves)
-    ("startpos", None, 3, True, 249921262),
-    ("row 3", "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p*1P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1",
-     2, True, 1771254),
-    ("row 3", "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p*1P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1",
-     3, True, 2572846482),
-    ("startpos", None, 3, False, 249921262),
-]
+def bench_connect4(sets, limit, use_book, weak, reference, out: TextIO = sys.stdout) -> int:
+    book = connect4_bench.bench_book(use_book)
+    records = connect4_bench.solve_test_sets(sets, limit, book, weak)
+    mode = ("weak" if weak else "strong") + (", book" if book is not None else ", no book")
+    out.write(f"# mallard bench connect4 ({mode}, fresh table per position)\n")
+    out.write(_machine_line())
+    header = ["set", "positions", "correct", "mean", "median", "max", "mean nodes", "Mnodes/s"]
+    if reference:
+        header += ["bitbully mean", "correct", "time ratio"]
+    _table_start(header, out)
+    failures = 0
+    for record in records:
+        times = record.times
+        failures += len(record.pairs) - record.correct
+        total_time = sum(times)
+        row = [record.name, str(len(record.pairs)), str(record.correct),
+               _format_time(statistics.mean(times)), _format_time(statistics.median(times)),
+               _format_time(max(times)), f"{statistics.mean(record.nodes):,.0f}",
+               f"{sum(record.nodes) / total_time / 1e6:.2f}" if total_time else "-"]
+        if reference:
+            ref_times, ref_correct = connect4_bench.bitbully_times(record.pairs, weak, use_book)
+            row += [_format_time(statistics.mean(ref_times)), str(ref_correct),
+                    f"{total_time / sum(ref_times):.2f}"]
+        out.write(_table_row(row, header) + "\n")
+        out.flush()
+    return 1 if failures else 0
 
+
+# --- Duck Chess perft --------------------------------------------------------------------------
 
 class _UciPerft:
     """A Fairy-Stockfish process answering `go perft` for the duck variant."""
 
     def __init__(self, path: str):
-        import subprocess
-
         self.process = subprocess.Popen([path], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                         text=True, bufsize=1)
         self._send("uci")
@@ -162,7 +128,7 @@ class _UciPerft:
                 return line
         raise RuntimeError(f"the reference engine ended before '{prefix}'")
 
-    def perft(self, fen, depth: int) -> tuple[int, float]:
+    def perft(self, fen: Optional[str], depth: int) -> tuple[int, float]:
         self._send(f"position fen {fen}" if fen else "position startpos")
         self._send("isready")
         self._wait("readyok")
@@ -177,83 +143,49 @@ class _UciPerft:
 
 
 def bench_duck_perft(reference=None, out: TextIO = sys.stdout) -> int:
-    from engines.duck.rules import DuckGame
-
-    game = DuckGame()
-    game.start_position().perft(2)  # compile (or load the numba cache) outside the timings
+    timings = duck_bench.time_perfts()
     out.write("# mallard bench duck-perft (bulk: the last ply is counted from the piece moves)\n")
-    out.write(f"# {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
-              f"Python {platform.python_version()}, {date.today().isoformat()}\n")
+    out.write(_machine_line())
     header = ["position", "depth", "bulk", "leaves", "correct", "seconds", "Mleaves/s"]
     engine = None
     if reference:
         header += ["reference s", "speed-up"]
         engine = _UciPerft(reference)
-    out.write(_table_row(header, header) + "\n" + _separator(header) + "\n")
+    _table_start(header, out)
     failures = 0
-    for label, fen, depth, bulk, expected in DUCK_PERFT_ROWS:
-        position = game.parse_position(fen) if fen else game.start_position()
-        started = time.perf_counter()
-        leaves = position.perft(depth, bulk)
-        seconds = time.perf_counter() - started
-        failures += leaves != expected
-        row = [label, str(depth), "yes" if bulk else "no", f"{leaves:,}",
-               "yes" if leaves == expected else f"NO ({expected:,})", f"{seconds:.3f}",
-               f"{leaves / seconds / 1e6:,.0f}"]
+    for timing in timings:
+        row, seconds = timing.row, timing.seconds
+        failures += not timing.correct
+        cells = [row.label, str(row.depth), "yes" if row.bulk else "no", f"{timing.leaves:,}",
+                 "yes" if timing.correct else f"NO ({row.expected:,})", f"{seconds:.3f}",
+                 f"{timing.leaves / seconds / 1e6:,.0f}"]
         if engine is not None:
-            ref_leaves, ref_seconds = engine.perft(fen, depth)
-            failures += ref_leaves != expected
-            row += [f"{ref_seconds:.3f}", f"{ref_seconds / seconds:.1f}x"]
-        out.write(_table_row(row, header) + "\n")
+            ref_leaves, ref_seconds = engine.perft(row.fen, row.depth)
+            failures += ref_leaves != row.expected
+            cells += [f"{ref_seconds:.3f}", f"{ref_seconds / seconds:.1f}x"]
+        out.write(_table_row(cells, header) + "\n")
         out.flush()
     if engine is not None:
         engine.close()
     return 1 if failures else 0
 
 
-# --- Duck Chess search -----------------------------------------------------------------------
-
-DUCK_BENCH_FENS = [
-    "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
-    "rnbqkb1r/ppp1*ppp/4pn2/3p2B1/3PP3/2N5/PPP2PPP/R2QKBNR b KQkq - 1 4",
-    "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p*1P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1",
-    "r3k2r/1P4p1/8/2pP3*/8/8/6p1/R3K2R w KQkq c6 0 1",
-    "rnbqkbnr/ppp1p1pp/*7/8/3pPp2/8/PPPP1PPP/RNBQKBNR b KQkq e3 0 3",
-    "4k3/8/8/3*4/8/8/4P3/4K2R w K - 0 1",
-    "r1bqkb1r/pppp1ppp/2n2n2/4p3/2B1P3/5N2/PPPP1PPP/RNBQK2R w KQkq - 4 4",
-    "r2q1rk1/ppp2ppp/2np1n2/2b1p1B1/2B1P1b1/2NP1N2/PPP2PPP/R2Q1RK1 w - - 2 8",
-    "3bkb2/3r1r2/R7/8/8/8/8/7K w - - 0 1",
-    "8/2k5/3p4/p2P1p2/P2P1P2/8/3K4/8 w - - 0 40",
-]
-
+# --- Duck Chess search -------------------------------------------------------------------------
 
 def bench_duck(depth: int, enumeration_depths, enumeration_positions: int,
                out: TextIO = sys.stdout) -> int:
-    from engines.base import Limits
-    from engines.duck.rules import DuckGame
-    from engines.duck.searcher import (DuckSearcher, SearchBuffers, enumeration_value,
-                                       exception_value)
-
-    game = DuckGame()
-    positions = [game.parse_position(fen) for fen in DUCK_BENCH_FENS]
-    searcher = DuckSearcher(game, hash_mb=64)
-    searcher.search(positions[0], Limits(depth=2))  # compile outside the timings
-    out.write(f"# mallard bench duck: depth {depth}, quiescence on, fresh 64 MB table per "
-              "position\n")
-    out.write(f"# {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
-              f"Python {platform.python_version()}, {date.today().isoformat()}\n")
+    records = duck_bench.search_bench(depth)
+    out.write(f"# mallard bench duck: depth {depth}, quiescence on, fresh "
+              f"{duck_bench.BENCH_HASH_MB} MB table per position\n")
+    out.write(_machine_line())
     header = ["position", "best move", "score", "nodes", "seconds", "knodes/s"]
-    out.write(_table_row(header, header) + "\n" + _separator(header) + "\n")
+    _table_start(header, out)
     total_nodes, total_time = 0, 0.0
-    for index, position in enumerate(positions, 1):
-        searcher.clear()
-        started = time.perf_counter()
-        result = searcher.search(position, Limits(depth=depth))
-        seconds = time.perf_counter() - started
-        total_nodes += result.nodes
-        total_time += seconds
-        row = [str(index), position.format_move(result.best_move), str(result.score),
-               f"{result.nodes:,}", f"{seconds:.3f}", f"{result.nodes / seconds / 1e3:,.0f}"]
+    for record in records:
+        total_nodes += record.nodes
+        total_time += record.seconds
+        row = [str(record.index), record.best_move, str(record.score), f"{record.nodes:,}",
+               f"{record.seconds:.3f}", f"{record.nodes / record.seconds / 1e3:,.0f}"]
         out.write(_table_row(row, header) + "\n")
         out.flush()
     out.write(_table_row(["total", "", "", f"{total_nodes:,}", f"{total_time:.3f}",
@@ -265,26 +197,14 @@ def bench_duck(depth: int, enumeration_depths, enumeration_positions: int,
               " positions, no quiescence, fixed depth, values compared\n")
     header = ["depth", "positions", "equal", "enumeration", "exception", "node ratio",
               "enum s", "exc s"]
-    out.write(_table_row(header, header) + "\n" + _separator(header) + "\n")
-    buffers = SearchBuffers(64)
+    _table_start(header, out)
     failures = 0
-    for enum_depth in enumeration_depths:
-        equal = plain_nodes = fast_nodes = 0
-        plain_time = fast_time = 0.0
-        for position in positions[:enumeration_positions]:
-            started = time.perf_counter()
-            fast, nodes = exception_value(position, enum_depth, False, 0, buffers)
-            fast_time += time.perf_counter() - started
-            fast_nodes += nodes
-            started = time.perf_counter()
-            plain, nodes = enumeration_value(position, enum_depth, False, 0)
-            plain_time += time.perf_counter() - started
-            plain_nodes += nodes
-            equal += fast == plain
-        failures += enumeration_positions - equal
-        row = [str(enum_depth), str(enumeration_positions), str(equal), f"{plain_nodes:,}",
-               f"{fast_nodes:,}", f"{plain_nodes / max(1, fast_nodes):,.1f}",
-               f"{plain_time:.2f}", f"{fast_time:.2f}"]
+    for record in duck_bench.enumeration_bench(enumeration_depths, enumeration_positions):
+        failures += record.positions - record.equal
+        row = [str(record.depth), str(record.positions), str(record.equal),
+               f"{record.enumeration_nodes:,}", f"{record.exception_nodes:,}",
+               f"{record.enumeration_nodes / max(1, record.exception_nodes):,.1f}",
+               f"{record.enumeration_seconds:.2f}", f"{record.exception_seconds:.2f}"]
         out.write(_table_row(row, header) + "\n")
         out.flush()
     return 1 if failures else 0
@@ -292,20 +212,124 @@ def bench_duck(depth: int, enumeration_depths, enumeration_positions: int,
 
 def bench_duck_match(a: str, b: str, pairs: int, nodes: int, jobs: int, seed: int,
                      out: TextIO = sys.stdout) -> int:
-    from engines.duck.selfplay import match, parse_terms
-
-    terms_a, terms_b = parse_terms(a), parse_terms(b)
-    started = time.perf_counter()
-    result = match(terms_a, terms_b, pairs, nodes, seed=seed, jobs=jobs)
+    record = duck_bench.self_play(a, b, pairs, nodes, jobs, seed)
+    result = record.result
     elo, margin = result.elo()
     header = ["A", "B", "games", "A wins", "draws", "A losses", "A score", "Elo (95%)"]
     out.write(f"# mallard bench duck-match: {nodes} nodes per move, {pairs} random 4-ply "
-              f"openings x 2 colours, seed {seed}, {time.perf_counter() - started:.0f} s\n")
-    out.write(_table_row(header, header) + "\n" + _separator(header) + "\n")
+              f"openings x 2 colours, seed {seed}, {record.seconds:.0f} s\n")
+    _table_start(header, out)
     row = [a, b, str(result.games), str(result.wins), str(result.draws), str(result.losses),
            f"{result.score:.3f}", f"{elo:+.0f} +- {margin:.0f}"]
     out.write(_table_row(row, header) + "\n")
     return 0
+
+
+# --- Ultimate Tic-Tac-Toe: compact tables ------------------------------------------------------
+
+def _uttt_header(title: str, out: TextIO) -> None:
+    out.write(f"# {title}\n")
+    out.write(_machine_line())
+
+
+def _compact_row(cells) -> str:
+    return "| " + " | ".join(cells) + " |"
+
+
+def _compact_table_start(header, out: TextIO) -> None:
+    out.write(_compact_row(header) + "\n" + "|" + "|".join("---" for _ in header) + "|\n")
+
+
+def _rate(count: float, seconds: float, unit: float) -> str:
+    return f"{count / seconds / unit:,.1f}" if seconds > 0 else "-"
+
+
+def _uttt_perft(out: TextIO) -> int:
+    timings = uttt_bench.time_perfts()
+    _uttt_header("mallard bench uttt: perft (finished games are leaves; the last ply is counted)",
+                 out)
+    _compact_table_start(["position", "depth", "leaves", "correct", "seconds", "Mleaves/s"], out)
+    failures = 0
+    for timing in timings:
+        row = timing.row
+        if timing.correct is None:
+            verdict = "-"
+        else:
+            verdict = "yes" if timing.correct else f"NO ({row.expected:,})"
+            failures += not timing.correct
+        out.write(_compact_row([row.label, str(row.depth), f"{timing.leaves:,}", verdict,
+                                f"{timing.seconds:.3f}",
+                                _rate(timing.leaves, timing.seconds, 1e6)]) + "\n")
+        out.flush()
+    return failures
+
+
+def _uttt_prover(positions: int, limit: float, seed: int, out: TextIO) -> int:
+    comparisons = uttt_bench.compare_prover(positions, limit, seed)
+    out.write("\n")
+    _uttt_header(f"mallard bench uttt: df-pn with / without the critical-board analysis; "
+                 f"{positions} random positions with <= {uttt_bench.LATE_OPEN_CELLS} open cells "
+                 f"(seed {seed}), limit {limit:g} s per solve, fresh {uttt_bench.HASH_MB} MB "
+                 "table", out)
+    header = ["position", "open", "value", "crit nodes", "crit s", "crit knodes/s",
+              "crit proof", "plain nodes", "plain s", "plain knodes/s", "plain proof",
+              "node ratio"]
+    _compact_table_start(header, out)
+    failures = 0
+    totals = [[0, 0.0], [0, 0.0]]  # (nodes, seconds) with and without the critical analysis
+    for comparison in comparisons:
+        cells = [comparison.label, str(comparison.open_cells)]
+        if comparison.agree:
+            cells.append(comparison.value)
+        else:
+            failures += 1
+            cells.append("DISAGREE " + "/".join(o.text for o in comparison.outcomes))
+        for total, outcome in zip(totals, comparison.outcomes):
+            nodes = f"{outcome.nodes:,}" + ("" if outcome.value is not None else " (limit)")
+            proof = f"{outcome.proof_size:,}" if outcome.proof_size >= 0 else "-"
+            cells += [nodes, f"{outcome.search_seconds:.3f}",
+                      _rate(outcome.nodes, outcome.search_seconds, 1e3), proof]
+            total[0] += outcome.nodes
+            total[1] += outcome.search_seconds
+        both = all(outcome.value is not None for outcome in comparison.outcomes)
+        cells.append(f"{comparison.plain.nodes / max(1, comparison.critical.nodes):.2f}"
+                     if both else "-")
+        out.write(_compact_row(cells) + "\n")
+        out.flush()
+    cells = ["total", "", ""]
+    for nodes, seconds in totals:
+        cells += [f"{nodes:,}", f"{seconds:.2f}", _rate(nodes, seconds, 1e3), ""]
+    cells.append(f"{totals[1][0] / max(1, totals[0][0]):.2f}")
+    out.write(_compact_row(cells) + "\n")
+    return failures
+
+
+def _uttt_plies_before_end(positions: int, limit: float, seed: int, out: TextIO) -> None:
+    rows = uttt_bench.plies_before_end(positions, limit, seed)
+    out.write("\n")
+    _uttt_header(f"mallard bench uttt: positions k plies before the end of {positions} random "
+                 f"games (seed {seed}), solved within {limit:g} s? (critical analysis on)", out)
+    header = ["k", "positions", "solved", "fraction", "X wins", "draws", "O wins",
+              "median s (solved)", "max s (solved)", "mean open cells"]
+    _compact_table_start(header, out)
+    for row in rows:
+        seconds = row.seconds
+        out.write(_compact_row([
+            str(row.plies), str(row.positions), str(row.solved),
+            f"{row.solved / row.positions:.2f}", str(row.values.count("X wins")),
+            str(row.values.count("draw")), str(row.values.count("O wins")),
+            f"{statistics.median(seconds):.2f}" if seconds else "-",
+            f"{max(seconds):.2f}" if seconds else "-",
+            f"{statistics.mean(row.open_cells):.1f}"]) + "\n")
+        out.flush()
+
+
+def bench_uttt(positions: int = 5, limit: float = 10.0, seed: int = 1,
+               out: TextIO = sys.stdout) -> int:
+    failures = _uttt_perft(out)
+    failures += _uttt_prover(positions, limit, seed, out)
+    _uttt_plies_before_end(positions, limit, seed, out)
+    return 1 if failures else 0
 
 
 # --- the engine process: start-up and stop latency ---------------------------------------------
@@ -314,10 +338,6 @@ class _EngineProcess:
     """`mallard <protocol>` as a subprocess, with timed reads of its output lines."""
 
     def __init__(self, protocol: str, env: dict):
-        import queue
-        import subprocess
-        import threading
-
         self.started = time.perf_counter()
         self.process = subprocess.Popen(
             [sys.executable, "-c", "import sys; from protocol.cli import main; sys.exit(main())",
@@ -387,8 +407,6 @@ class _BusyCore:
     """A process spinning on one core for the duration (the machine's other core busy)."""
 
     def __enter__(self):
-        import subprocess
-
         self.process = subprocess.Popen([sys.executable, "-c", "while True: pass"])
         return self
 
@@ -419,8 +437,6 @@ def bench_startup(rounds: int = 10, out: TextIO = sys.stdout) -> int:
     """`uci` -> `readyok` with a new empty cache (cold: the selected game compiles and the book
     is converted, as on a first run after installing), with the cache it left (warm), and cold
     again with the other core busy; then `stop` -> `bestmove` latency."""
-    import tempfile
-
     header = ["run", "variant", "uciok (ms)", "uci -> readyok (s)",
               f"within {CUTECHESS_PING_TIMEOUT:.0f} s", "first go (ms)"]
     rows = []

@@ -196,7 +196,7 @@ def _prove(args) -> int:
 
 
 def _bench_uttt(args) -> int:
-    from protocol.uttt_bench import bench_uttt
+    from protocol.bench import bench_uttt
 
     return bench_uttt(args.positions, args.limit, args.seed)
 
