@@ -294,7 +294,9 @@ class GameEntry:
     the searcher's engine options beyond the protocol's own, declared here so that a server can
     list them before any search code loads. `protocols` are those that can play the game (GTP
     needs two players, the first called black). `perft` says whether positions count leaf
-    nodes (`Position.perft`, `Position.divide`).
+    nodes (`Position.perft`, `Position.divide`). `bench()` returns the game's bench signature
+    (`engines.bench.BenchSignature`, from the game's `bench` module, loaded on use: it imports
+    the search).
     """
 
     name: str
@@ -305,6 +307,7 @@ class GameEntry:
     protocols: tuple[str, ...] = ("uci", "ugi")
     prove: Optional[Callable[[Position, int], Optional[GameResult]]] = None
     perft: bool = False
+    bench: Optional[Callable[[], Any]] = None
 
     @property
     def names(self) -> tuple[str, ...]:

@@ -13,6 +13,7 @@ tree (Fairy-Stockfish's perft for `duck-perft --reference`).
 - `bench duck`: the search bench and the enumeration check; `bench duck-match`: self-play.
 - `bench uttt`: perft, the prover with and without the critical-board analysis, and how far from
   the end it solves (three tables in their own compact Markdown form).
+- `bench` alone: the bench signatures (`protocol.signature`), Stockfish's form.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from typing import Optional, TextIO
 from engines.connect4 import bench as connect4_bench
 from engines.duck import bench as duck_bench
 from engines.uttt import bench as uttt_bench
+from protocol.signature import SignatureResult, run_signature
 
 
 def _machine_line() -> str:
@@ -330,6 +332,31 @@ def bench_uttt(positions: int = 5, limit: float = 10.0, seed: int = 1,
     failures += _uttt_prover(positions, limit, seed, out)
     _uttt_plies_before_end(positions, limit, seed, out)
     return 1 if failures else 0
+
+
+# --- the bench signatures ----------------------------------------------------------------------
+
+def bench_signatures(variants, out: Optional[TextIO] = None,
+                     err: Optional[TextIO] = None) -> int:
+    """Stockfish's `bench`: `<variant>: Nodes searched: N` per game, then the total, on `out`
+    (stdout); the time and speed of each game on `err` (stderr), as Stockfish reports them."""
+    out, err = out or sys.stdout, err or sys.stderr
+    results: list[SignatureResult] = []
+    for variant in variants:
+        result = run_signature(variant)
+        results.append(result)
+        err.write(f"{result.variant}: {result.positions} positions at depth {result.depth}, "
+                  f"{result.seconds:.2f} s, {_rate(result.nodes, result.seconds, 1e3)} "
+                  "knodes/s\n")
+        err.flush()
+        out.write(f"{result.variant}: Nodes searched: {result.nodes}\n")
+        out.flush()
+    nodes = sum(result.nodes for result in results)
+    seconds = sum(result.seconds for result in results)
+    err.write(f"Total time (ms): {seconds * 1000:.0f}, nodes/second: "
+              f"{nodes / seconds if seconds > 0 else 0:.0f}\n")
+    out.write(f"Nodes searched: {nodes}\n")
+    return 0
 
 
 # --- the engine process: start-up and stop latency ---------------------------------------------

@@ -201,6 +201,13 @@ def _bench_uttt(args) -> int:
     return bench_uttt(args.positions, args.limit, args.seed)
 
 
+def _bench_signatures(args) -> int:
+    from protocol.bench import bench_signatures
+
+    variants = [args.variant] if args.variant else [game.name for game in GAMES if game.bench]
+    return bench_signatures(variants)
+
+
 def _bench_timing(args) -> int:
     # imported on use, so that the engine and --version start without the match runner
     from tournaments.bench_timing import bench_timing
@@ -303,10 +310,17 @@ def build_parser() -> argparse.ArgumentParser:
                        help="play the last ply instead of counting it")
     perft.set_defaults(run=_perft)
 
-    bench = commands.add_parser("bench", help="benchmark tables",
-                                description="Benchmarks that print Markdown tables.")
-    bench_games = bench.add_subparsers(dest="game", metavar="BENCHMARK", required=True,
-                                       parser_class=_Parser)
+    bench = commands.add_parser(
+        "bench", help="bench signatures and benchmark tables",
+        description="Without a benchmark: the bench signature of every game (or --variant's), "
+                    "fixed positions searched to a fixed depth as a UCI 'go depth N' does, "
+                    "printed as '<variant>: Nodes searched: N' and a last 'Nodes searched: "
+                    "<total>' (time and speed on stderr). The benchmarks print Markdown tables.")
+    bench.add_argument("--variant", choices=sorted(n for game in GAMES if game.bench
+                                                   for n in game.names),
+                       help="only this game's signature (default: every game's)")
+    bench.set_defaults(run=_bench_signatures)
+    bench_games = bench.add_subparsers(dest="game", metavar="BENCHMARK", parser_class=_Parser)
     c4 = bench_games.add_parser("connect4", help="the public Connect Four test sets",
                                 description="Solve the public Connect Four test sets.")
     c4.add_argument("--set", action="append", choices=list(TEST_SETS), metavar="NAME",

@@ -21,6 +21,7 @@ from protocol import ENGINE_AUTHOR, ENGINE_NAME, VERSION
 from protocol.frontend import FrontEnd
 from protocol.io import Input, Output, clip_error
 from protocol.session import Session
+from protocol.signature import run_signature
 
 DEFAULT_MOVETIME_ON_ERROR = 1000  # ms: a `go` whose limits could not be read still ends
 
@@ -279,6 +280,25 @@ class UciFrontEnd(FrontEnd):
                        "(p1turn, gameover or result)")
             return
         self.out.line(f"response {answer}")
+
+    def cmd_bench(self, args, line) -> None:
+        """Stockfish's `bench`: the current variant's bench signature, searched in a session of
+        its own (this one's position, options and table stay); a running search is stopped
+        first, so that the timing is the bench's alone. The last line is `Nodes searched: N`."""
+        if args:
+            self.error(f"bench takes no arguments, not '{' '.join(args)}'")
+            return
+        self.session.stop_and_wait()
+        try:
+            result = run_signature(self.session.variant)
+        except (KeyError, ValueError) as error:
+            self.error(f"bench: {error.args[0] if error.args else error}")
+            return
+        speed = result.nodes * 1000 // max(1, round(result.seconds * 1000))
+        self.out.line(f"info string bench {result.variant}: {result.positions} positions at "
+                      f"depth {result.depth}, time {round(result.seconds * 1000)} ms, "
+                      f"nps {speed}")
+        self.out.line(f"Nodes searched: {result.nodes}")
 
     def cmd_d(self, args, line) -> None:
         """Stockfish's debugging display: the board and the FEN."""

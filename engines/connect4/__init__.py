@@ -4,7 +4,7 @@ too), on any board with width*(height+1) <= 64, played over UCI, UGI and GTP.
 Modules: `rules` (positions and their text forms), `kernels` (the numba bitboard solver),
 `solver` (the `Solver` API, the game-interface searcher and the referee's `prove`), `book` (the
 opening books the search probes), `book_kernels` and `book_builder` (making books), `testsets`
-(Pons' public test sets).
+(Pons' public test sets), `bench` (the benchmarks and the bench signature).
 """
 
 from engines.base import GameEntry
@@ -23,5 +23,12 @@ def _prove(position, node_limit):
     return prove(position, node_limit)
 
 
+def _bench():
+    from engines.connect4.bench import SIGNATURE  # numba: the bench module imports the search
+
+    return SIGNATURE
+
+
 GAME = GameEntry("cfour", Connect4Game, _new_searcher, aliases=("connect4",),
-                 options=SEARCHER_OPTIONS, protocols=("uci", "ugi", "gtp"), prove=_prove)
+                 options=SEARCHER_OPTIONS, protocols=("uci", "ugi", "gtp"), prove=_prove,
+                 bench=_bench)

@@ -5,7 +5,8 @@ Modules: `board` (the 0x88 board, the state array's layout and the move encoding
 (the Python-level `DuckGame` and immutable `DuckPosition`), `evaluation` (the numba evaluation
 terms), `search_kernels` (the numba exception search), `searcher` (the game-interface searcher),
 `enumeration` (the plain duck search the exception search must equal), `selfplay` (in-process
-matches between two configurations of the engine).
+matches between two configurations of the engine), `bench` (the benchmarks and the bench
+signature).
 """
 
 from engines.base import GameEntry
@@ -18,4 +19,10 @@ def _new_searcher(game, **options):
     return DuckSearcher(game, **options)
 
 
-GAME = GameEntry("duck", DuckGame, _new_searcher, options=OPTIONS, perft=True)
+def _bench():
+    from engines.duck.bench import SIGNATURE  # numba: the bench module imports the search
+
+    return SIGNATURE
+
+
+GAME = GameEntry("duck", DuckGame, _new_searcher, options=OPTIONS, perft=True, bench=_bench)

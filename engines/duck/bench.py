@@ -1,11 +1,12 @@
 """Duck Chess benchmarks, computed here and printed by `protocol.bench` (`mallard bench duck`,
-`duck-perft`, `duck-match`).
+`duck-perft`, `duck-match`), and the game's bench signature.
 
 - Perft timing (`time_perfts`): the start position at depth 3 and reference row 3 at depths 2
   and 3 with bulk counting at the last ply, the start position at depth 3 without it; each row
   carries its published leaf count.
 - The search bench (`search_bench`): the ten `BENCH_FENS` to a fixed depth, a fresh 64 MB table
-  per position; at depth 6 its total is the bench signature.
+  per position. At depth 6 its total is the bench signature (`SIGNATURE`), which `mallard bench`
+  and UCI `bench` compute through a protocol session.
 - The enumeration check (`enumeration_bench`): the full enumeration of (piece move, duck square)
   pairs against the exception search without quiescence, values compared.
 - Self-play (`self_play`): two evaluation configurations in process (`engines.duck.selfplay`).
@@ -21,6 +22,7 @@ from dataclasses import dataclass
 from typing import Iterable, Iterator, Optional
 
 from engines.base import Limits, Score
+from engines.bench import BenchSignature
 from engines.duck.rules import DuckGame
 from engines.duck.searcher import (DuckSearcher, SearchBuffers, enumeration_value,
                                    exception_value)
@@ -87,6 +89,7 @@ BENCH_FENS = (
     "3bkb2/3r1r2/R7/8/8/8/8/7K w - - 0 1",
     "8/2k5/3p4/p2P1p2/P2P1P2/8/3K4/8 w - - 0 40",
 )
+SIGNATURE = BenchSignature(BENCH_FENS, 6, (("Hash", str(BENCH_HASH_MB)),))
 
 
 @dataclass(frozen=True)

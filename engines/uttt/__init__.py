@@ -3,7 +3,8 @@
 Modules: `board` (the state array's layout), `kernels` (numba move generation, make/unmake,
 perft), `rules` (positions and their text forms), `evaluation` and `search_kernels` (the numba
 alpha-beta search), `searcher` (the game-interface searcher, which asks the prover first),
-`prover_kernels` and `prover` (the df-pn prover and the referee's `prove`).
+`prover_kernels` and `prover` (the df-pn prover and the referee's `prove`), `bench` (the
+benchmarks and the bench signature).
 """
 
 from engines.base import GameEntry
@@ -22,5 +23,11 @@ def _prove(position, node_limit):
     return prove(position, node_limit)
 
 
+def _bench():
+    from engines.uttt.bench import SIGNATURE  # numba: the bench module imports the search
+
+    return SIGNATURE
+
+
 GAME = GameEntry("uttt", UtttGame, _new_searcher, options=SEARCHER_OPTIONS,
-                 protocols=("uci", "ugi", "gtp"), prove=_prove, perft=True)
+                 protocols=("uci", "ugi", "gtp"), prove=_prove, perft=True, bench=_bench)

@@ -1,5 +1,5 @@
 """Ultimate Tic-Tac-Toe benchmarks, computed here and printed by `protocol.bench` (`mallard bench
-uttt`). Every random position is drawn from
+uttt`), and the game's bench signature. Every random position is drawn from
 `random.Random(seed)`, so a run is repeatable.
 
 1. Perft (`time_perfts`): from the start (depths 5-7) and from the reference mid-game position
@@ -13,7 +13,9 @@ uttt`). Every random position is drawn from
    limit (critical analysis on). Rows stop at k = 40, after a row that solves nothing, or after
    two rows in a row that solve at most a quarter.
 
-Every solve starts from an empty table (64 MB).
+Every solve starts from an empty table (64 MB). `SIGNATURE` holds positions with more than the
+searcher's `PROVER_MAX_OPEN` open cells: a depth-limited search asks the prover for a slice of
+time only in later positions, and a time slice would make the node count depend on the machine.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import time
 from dataclasses import dataclass
 from typing import Iterable, Iterator, Optional
 
+from engines.bench import BenchSignature
 from engines.uttt.prover import ProofOutcome, Prover
 from engines.uttt.rules import UtttGame, UtttPosition
 
@@ -63,6 +66,26 @@ FIRST_PLIES_BEFORE_END = 10
 PLIES_STEP = 2
 MAX_PLIES_BEFORE_END = 40
 HASH_MB = 64
+
+# The start and six positions after random moves (4 to 16 plies), each with more than 60 open
+# cells: about seven million nodes at depth 12, three or four seconds.
+SIGNATURE_POSITIONS = (
+    "X;.........;........./........./........./........./........./........./........./"
+    "........./.........",
+    "X;.@.......;........./....X...X/........./........./.O......./........./........./"
+    "........./.O.......",
+    "X;.@.......;.......O./.......X./........./.O......./........./........./...X...../"
+    "XO......X/......O..",
+    "X;@........;O......O./.....O.../........./.X......./...O..O../X...X..../X......../"
+    "....X..../.........",
+    "X;...O....@;...X.O.O./........./........./......OOO/........./...X...../X......../"
+    "...X....X/X.......O",
+    "X;.....@...;......O../..X....../X....O.../...X.X..O/........./...O...../........X/"
+    "..OO...X./.O.....X.",
+    "X;.......@.;.......X./......X../........./....O..O./....X.X.O/........X/...X.O..O/"
+    "O...O..../...X..OX.",
+)
+SIGNATURE = BenchSignature(SIGNATURE_POSITIONS, 12, (("Hash", str(HASH_MB)),))
 
 
 # --- random positions -------------------------------------------------------------------------

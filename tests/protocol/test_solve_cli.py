@@ -63,7 +63,8 @@ def test_unsupported_board_size_is_a_clear_error():
     assert code == 2 and "not supported" in err and "Traceback" not in err
 
 
-@pytest.mark.parametrize("argv", [["bench"], ["book"], ["bench", "connect4", "--set", "nope"]])
+@pytest.mark.parametrize("argv", [["bench", "nope"], ["book"],
+                                  ["bench", "connect4", "--set", "nope"]])
 def test_bad_command_lines_exit_with_usage(argv):
     process = subprocess.run([sys.executable, "-m", "protocol.cli", *argv], capture_output=True,
                              text=True, timeout=60)
