@@ -23,6 +23,7 @@ import sys
 from typing import Optional, TextIO
 
 from engines import DEFAULT_GAMES, find_game, get_game
+from engines.base import GameError
 from tournaments.match import Match
 from tournaments.openings import OpeningError, read_openings
 from tournaments.players import EngineConfig
@@ -244,8 +245,8 @@ def build_match(argv: list[str], reporter=None):
         elif option == "-variant":
             try:
                 variant = find_game(_one(option, values)).name
-            except KeyError as error:
-                raise UsageError(f"-variant: {error.args[0]}") from None
+            except GameError as error:
+                raise UsageError(f"-variant: {error}") from None
         elif option in ("-games", "-rounds", "-concurrency"):
             kwargs[option[1:]] = _int(option, _one(option, values), 1)
         elif option == "-tournament":

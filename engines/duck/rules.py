@@ -26,7 +26,10 @@ from engines.duck.board import (
 MAX_FULL_MOVES = MAX_MOVES * 64
 DEFAULT_HASH_MB = 64
 MAX_HASH_MB = 4096
-OPTIONS = (Option("Hash", "spin", DEFAULT_HASH_MB, 1, MAX_HASH_MB),)
+OPTIONS = (  # applied to a `searcher.DuckSearcher`
+    Option("Hash", "spin", DEFAULT_HASH_MB, 1, MAX_HASH_MB,
+           apply=lambda searcher, megabytes: searcher.set_hash(megabytes)),
+)
 
 
 def _kernels():
