@@ -46,21 +46,21 @@ else:
     compile_cache.user_numba_directory()
 
 from engines import connect4, duck, uttt  # noqa: E402  (after the cache directory is chosen)
-from engines.base import Game, GameEntry  # noqa: E402
+from engines.base import Game, GameEntry, UnknownGameError  # noqa: E402
 
 GAMES: tuple[GameEntry, ...] = (connect4.GAME, duck.GAME, uttt.GAME)  # UCI_Variant's order
 DEFAULT_GAMES = {"uci": "duck", "ugi": "duck", "gtp": "cfour"}
 
 
 def find_game(name: str) -> GameEntry:
-    """The game called `name` (its variant name or an alias, any case); KeyError names the
-    known ones."""
+    """The game called `name` (its variant name or an alias, any case); UnknownGameError names
+    the known ones."""
     wanted = name.lower()
     for entry in GAMES:
         if wanted in entry.names:
             return entry
     known = ", ".join(sorted(accepted for entry in GAMES for accepted in entry.names))
-    raise KeyError(f"unknown variant '{name}' (known: {known})")
+    raise UnknownGameError(f"unknown variant '{name}' (known: {known})")
 
 
 def game_names(protocol: str = "") -> list[str]:

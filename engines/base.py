@@ -37,7 +37,20 @@ class PositionError(GameError):
 
 
 class MoveError(GameError):
-    """A move text that cannot be parsed or is illegal in the position."""
+    """A move text that cannot be parsed or is illegal in the position; `index` is the 1-based
+    place of the move in the list it came from, when it came from one."""
+
+    def __init__(self, message: str, index: Optional[int] = None):
+        super().__init__(message)
+        self.index = index
+
+
+class OptionError(GameError):
+    """An engine option that does not exist, or a value it does not take."""
+
+
+class UnknownGameError(GameError):
+    """A variant name that no game in the registry has."""
 
 
 @dataclass(frozen=True)
@@ -219,7 +232,7 @@ class Position(abc.ABC):
             try:
                 move = position.parse_move(text)
             except MoveError as error:
-                raise MoveError(f"move {index + 1} '{text}': {error}") from None
+                raise MoveError(f"move {index + 1} '{text}': {error}", index + 1) from None
             position = position.play(move)
         return position
 
@@ -239,17 +252,17 @@ class Searcher(abc.ABC):
     def clear(self) -> None:
         """Forget everything learnt (a new game)."""
 
-    def set_option(self, name: str, value) -> None:
-        """Apply an engine option (see `Game.options`); unknown names raise KeyError."""
-        raise KeyError(name)
-
     def warm_up(self) -> None:
         """Load or compile the compiled code (a server calls it in the background at start-up)."""
 
 
 @dataclass(frozen=True)
 class Option:
-    """An engine option as UCI declares it: type is check, spin, combo, button or string."""
+    """An engine option, declared once (Stockfish style): its UCI type (check, spin, combo,
+    button or string), default and range; `parse` reads a value from its text, `uci_line` is how
+    an engine announces it, and `apply(target, value)` is what a change does (the target is the
+    searcher for a game's options, the session for the protocol's; None: the value is only
+    remembered, for whoever reads it)."""
 
     name: str
     type: str
@@ -257,6 +270,58 @@ class Option:
     min: Optional[int] = None
     max: Optional[int] = None
     choices: tuple = ()
+    apply: Optional[Callable[[Any, Any], None]] = field(default=None, compare=False, repr=False)
+
+    @property
+    def key(self) -> str:
+        """The name as UCI compares it (case-insensitively)."""
+        return self.name.lower()
+
+    def parse(self, text: Optional[str]) -> Any:
+        """The typed value of a value text (None for a button); OptionError names the problem."""
+        if self.type == "button":
+            return None
+        if text is None:
+            raise OptionError(f"option '{self.name}' needs a value")
+        if self.type == "check":
+            lowered = text.strip().lower()
+            if lowered not in ("true", "false"):
+                raise OptionError(f"option '{self.name}' takes true or false, not '{text}'")
+            return lowered == "true"
+        if self.type == "spin":
+            try:
+                value = int(text.strip())
+            except ValueError:
+                raise OptionError(f"option '{self.name}' takes an integer, not '{text}'") from None
+            if (self.min is not None and value < self.min) or \
+                    (self.max is not None and value > self.max):
+                raise OptionError(f"option '{self.name}' must be between {self.min} and "
+                                  f"{self.max}, not {value}")
+            return value
+        if self.type == "combo":
+            for choice in self.choices:
+                if choice.lower() == text.strip().lower():
+                    return choice
+            raise OptionError(f"option '{self.name}' takes one of {', '.join(self.choices)}, "
+                              f"not '{text}'")
+        return text
+
+    def uci_line(self) -> str:
+        """`option name ... type ...` with the default, range and choices the type has."""
+        text = f"option name {self.name} type {self.type}"
+        if self.type == "button":
+            return text
+        default = self.default
+        if self.type == "check":
+            default = "true" if default else "false"
+        elif self.type == "string" and default in (None, ""):
+            default = "<empty>"
+        text += f" default {default}"
+        if self.type == "spin":
+            text += f" min {self.min} max {self.max}"
+        if self.type == "combo":
+            text += "".join(f" var {choice}" for choice in self.choices)
+        return text
 
 
 class Game(abc.ABC):

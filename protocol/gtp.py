@@ -27,7 +27,7 @@ from typing import Optional
 import math
 
 from engines import DEFAULT_GAMES, find_game
-from engines.base import LIMIT_MAX, Limits, Score
+from engines.base import LIMIT_MAX, GameError, Limits, Score
 from protocol.frontend import FrontEnd
 from protocol.io import Input, Output, clip_error
 from protocol.session import Session
@@ -79,7 +79,7 @@ class GtpFrontEnd(FrontEnd):
             self.session.wait_ready()
         try:
             result = handler(args)
-        except GtpError as error:
+        except (GtpError, GameError) as error:  # a refused command: the state is kept
             message = clip_error(" ".join(str(error).split()))  # one line, never an empty one
             self.out.write(f"?{ident} {message}\n\n")
             return True
@@ -113,9 +113,10 @@ class GtpFrontEnd(FrontEnd):
             sizes = sizes * 2
         if len(sizes) != 2:
             raise GtpError("boardsize needs a size or 'width height'")
-        problem = self.session.resize(*sizes)
-        if problem:
-            raise GtpError(f"unacceptable size: {problem}")
+        try:
+            self.session.resize(*sizes)
+        except GameError as error:
+            raise GtpError(f"unacceptable size: {error}") from None
 
     def cmd_clear_board(self, args):
         self.session.new_game()
@@ -132,9 +133,10 @@ class GtpFrontEnd(FrontEnd):
         self._check_turn(args[0])
         if args[1].lower() in ("pass", "resign"):
             raise GtpError(f"illegal move: {self.session.variant} has no {args[1].lower()}")
-        problem = self.session.play(args[1])
-        if problem:
-            raise GtpError(f"illegal move: {problem}")
+        try:
+            self.session.play(args[1])
+        except GameError as error:
+            raise GtpError(f"illegal move: {error}") from None
 
     def cmd_genmove(self, args):
         return self._generate(args, play=True)
@@ -143,9 +145,10 @@ class GtpFrontEnd(FrontEnd):
         return self._generate(args, play=False)
 
     def cmd_undo(self, args):
-        problem = self.session.undo()
-        if problem:
-            raise GtpError(f"cannot undo: {problem}")
+        try:
+            self.session.undo()
+        except GameError as error:
+            raise GtpError(f"cannot undo: {error}") from None
 
     def cmd_showboard(self, args):
         position = self.session.position
@@ -208,15 +211,9 @@ class GtpFrontEnd(FrontEnd):
         if len(args) != 1:
             raise GtpError("mallard-variant needs a variant name")
         name = args[0].lower()
-        try:
-            playable = find_game(name).speaks("gtp")
-        except KeyError as error:
-            raise GtpError(str(error.args[0])) from None
-        if not playable:
+        if not find_game(name).speaks("gtp"):
             raise GtpError(f"{name} cannot be played over GTP (its first player is not black)")
-        problem = self.session.set_variant(name)
-        if problem:
-            raise GtpError(problem)
+        self.session.set_variant(name)
 
     def cmd__mallard_solve(self, args):
         self._require_unfinished()
@@ -274,9 +271,10 @@ class GtpFrontEnd(FrontEnd):
             raise GtpError("no move to play")
         vertex = position.gtp_move(result.best_move)
         if play:
-            problem = self.session.play(vertex)
-            if problem:
-                raise GtpError(f"internal error: own move rejected: {problem}")
+            try:
+                self.session.play(vertex)
+            except GameError as error:
+                raise GtpError(f"internal error: own move rejected: {error}") from None
         return vertex
 
 

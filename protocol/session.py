@@ -3,10 +3,13 @@
 The session holds the variant, the position (root text plus the moves played from it), the
 option values, the searcher, the stop flag, the search thread and the time manager (the clock
 arithmetic of `engines.timeman` with `Move Overhead` taken off, and the ponder hit). Front-ends
-parse lines into calls on it and print what it hands back; it never prints. Every method that
-takes user input returns an error text (None when all went well) and keeps the previous state on
-error, except `set_position`, which keeps the moves before the first bad one as Fairy-Stockfish
-does.
+parse lines into calls on it and print what it hands back; it never prints. A method that takes
+user input raises a typed `GameError` (`PositionError`, `MoveError` with the move's index,
+`OptionError`, `UnknownGameError`, or a searcher's own such as `TableSizeError`), which each
+front-end turns into its own error line, and keeps the previous state, except `set_position`,
+which keeps the moves before the first bad one as Fairy-Stockfish does. Options are declared
+once (`PROTOCOL_OPTIONS` here, the game's in its `GameEntry`): `set_option` finds, parses and
+applies them.
 
 A search runs on a worker thread (the kernels release the GIL), so the reading thread stays free
 to answer `isready` and `stop`. Each `go` delivers exactly one result to its `on_done` callback,
@@ -26,51 +29,32 @@ import threading
 from typing import Callable, Optional
 
 from engines import DEFAULT_GAMES, compile_cache, find_game, game_names
-from engines.base import (GameError, Limits, Option, SearchInfo, SearchResult,
-                          new_stop_flag)
+from engines.base import (GameError, Limits, MoveError, Option, OptionError, PositionError,
+                          SearchInfo, SearchResult, new_stop_flag)
 from engines.timeman import after_overhead, freeze_long_lived_objects, move_budget_ms
 
 MAX_MULTIPV = 500
 
+
+def _clear_hash(session: "Session", _) -> None:
+    session.clear_hash()
+
+
+def _select_variant(session: "Session", name: str) -> None:
+    session.set_variant(name)
+
+
+# The protocol's own options, before the game's (`GameEntry.options`). Those without `apply`
+# are read where they matter (MultiPV, Ponder, Move Overhead, UCI_ShowWDL, UCI_AnalyseMode).
 PROTOCOL_OPTIONS = [
-    Option("UCI_Variant", "combo", DEFAULT_GAMES["uci"], choices=tuple(game_names())),
+    Option("UCI_Variant", "combo", DEFAULT_GAMES["uci"], apply=_select_variant),
     Option("MultiPV", "spin", 1, 1, MAX_MULTIPV),
     Option("Ponder", "check", False),
     Option("Move Overhead", "spin", 30, 0, 5000),
     Option("UCI_ShowWDL", "check", False),
     Option("UCI_AnalyseMode", "check", False),
-    Option("Clear Hash", "button"),
+    Option("Clear Hash", "button", apply=_clear_hash),
 ]
-
-
-def parse_option_value(option: Option, text: Optional[str]):
-    """The typed value of an option text; ValueError names what is wrong."""
-    if option.type == "button":
-        return None
-    if text is None:
-        raise ValueError(f"option '{option.name}' needs a value")
-    if option.type == "check":
-        lowered = text.strip().lower()
-        if lowered not in ("true", "false"):
-            raise ValueError(f"option '{option.name}' takes true or false, not '{text}'")
-        return lowered == "true"
-    if option.type == "spin":
-        try:
-            value = int(text.strip())
-        except ValueError:
-            raise ValueError(f"option '{option.name}' takes an integer, not '{text}'") from None
-        if (option.min is not None and value < option.min) or \
-                (option.max is not None and value > option.max):
-            raise ValueError(f"option '{option.name}' must be between {option.min} and "
-                             f"{option.max}, not {value}")
-        return value
-    if option.type == "combo":
-        for choice in option.choices:
-            if choice.lower() == text.strip().lower():
-                return choice
-        raise ValueError(f"option '{option.name}' takes one of {', '.join(option.choices)}, "
-                         f"not '{text}'")
-    return text
 
 
 class Session:
@@ -112,86 +96,83 @@ class Session:
             self._position = self.game.start_position()
         return self._position
 
-    def set_variant(self, variant: str) -> Optional[str]:
-        """Switch to another game (its start position); an error text for an unknown one."""
-        try:
-            entry = find_game(variant)
-        except KeyError as error:
-            return error.args[0]
+    def set_variant(self, variant: str) -> None:
+        """Switch to another game (its start position); UnknownGameError for an unknown one."""
+        entry = find_game(variant)
         self.wait_ready()
         self.stop_and_wait()
         self._select(entry, entry.new_game(), variant.lower())
         self._restart_warm_up()
-        return None
 
-    def resize(self, width: int, height: int) -> Optional[str]:
-        """The same game on a width x height board (GTP `boardsize`), from its start."""
+    def resize(self, width: int, height: int) -> None:
+        """The same game on a width x height board (GTP `boardsize`), from its start;
+        PositionError (the board kept) when the game cannot have that size."""
         self.wait_ready()
         try:
             game = self.game.resized(width, height)
-        except (GameError, ValueError) as error:
-            return str(error)
+        except ValueError as error:  # GameError included
+            raise PositionError(str(error)) from None
         self.stop_and_wait()
         values = dict(self._game_values)
         self._select(self.entry, game, self.variant)
         self._game_values.update({k: v for k, v in values.items() if k in self._game_values})
-        return None
 
     def options(self) -> list[Option]:
-        """Every option to announce: the protocol's, then the current game's."""
-        return PROTOCOL_OPTIONS + [o for o in self.entry.options
-                                   if o.name.lower() not in self.values]
+        """Every option to announce: the protocol's (UCI_Variant listing the registry's games),
+        then the current game's."""
+        variant = dataclasses.replace(PROTOCOL_OPTIONS[0], choices=tuple(game_names()))
+        return [variant] + PROTOCOL_OPTIONS[1:] + [o for o in self.entry.options
+                                                   if o.key not in self.values]
 
     def find_option(self, name: str) -> Optional[Option]:
-        for option in self.options():
-            if option.name.lower() == name.strip().lower():
-                return option
-        return None
+        wanted = name.strip().lower()
+        return next((option for option in self.options() if option.key == wanted), None)
 
-    def set_option(self, name: str, text: Optional[str]) -> Optional[str]:
+    def set_option(self, name: str, text: Optional[str]) -> None:
+        """Set an option from its value text; OptionError (or the GameError of a change the
+        engine refuses, such as a table the machine cannot hold) keeps the old value."""
         option = self.find_option(name)
         if option is None:
-            return f"no such option '{name.strip()}'"
-        try:
-            value = parse_option_value(option, text)
-        except ValueError as error:
-            return str(error)
-        key = option.name.lower()
-        if key == "uci_variant":
-            return self.set_variant(value)
-        if key == "clear hash":
-            self.wait_ready()
-            if self._searcher is not None:
+            raise OptionError(f"no such option '{name.strip()}'")
+        value = option.parse(text)
+        if option.key in self._game_values:
+            self._set_game_option(option, value)
+        elif option.apply is not None:
+            option.apply(self, value)
+        else:
+            self.values[option.key] = value
+
+    def _set_game_option(self, option: Option, value) -> None:
+        self.wait_ready()
+        old, created = self._game_values[option.key], self._searcher is None
+        self._game_values[option.key] = value
+        try:  # applied now, so a table is allocated here and not inside a timed search
+            if created:
+                self.searcher()
+            else:
                 self.stop_and_wait()
-                self._searcher.clear()
-            return None
-        if key in self._game_values:
-            self.wait_ready()
-            old, created = self._game_values[key], self._searcher is None
-            self._game_values[key] = value
-            try:  # applied now, so a table is allocated here and not inside a timed search
-                if created:
-                    self.searcher()
-                else:
-                    self.stop_and_wait()
-                    self._searcher.set_option(option.name, value)
-            except GameError as error:  # e.g. a table the machine cannot hold: old one kept
-                self._game_values[key] = old
-                if created:
-                    self._searcher = None
-                return str(error)
-            return None
-        self.values[key] = value
-        return None
+                option.apply(self._searcher, value)
+        except GameError:  # e.g. a table the machine cannot hold: the old one is kept
+            self._game_values[option.key] = old
+            if created:
+                self._searcher = None
+            raise
+
+    def clear_hash(self) -> None:
+        """Empty the searcher's tables (UCI's `Clear Hash` button)."""
+        self.wait_ready()
+        if self._searcher is not None:
+            self.stop_and_wait()
+            self._searcher.clear()
 
     def searcher(self):
         """The current game's searcher, created on first use with the options set so far."""
         if self._searcher is None:
             self._searcher = self.entry.new_searcher(self.game)
             for option in self.entry.options:
-                value = self._game_values[option.name.lower()]
+                value = self._game_values[option.key]
                 if value != option.default:
-                    self._searcher.set_option(option.name, value)
+                    option.apply(self._searcher, value)
         return self._searcher
 
     # --- start-up -----------------------------------------------------------------------------
@@ -262,43 +243,41 @@ class Session:
         self._position = None
         self.moves = []
 
-    def set_position(self, root: str, moves: list[str]) -> Optional[str]:
-        """`root` is "startpos" or a FEN. A bad FEN keeps the old position; a bad move keeps
-        the moves before it. Returns the error text."""
+    def set_position(self, root: str, moves: list[str]) -> None:
+        """`root` is "startpos" or a FEN. A bad FEN (PositionError) keeps the old position; a
+        bad move (MoveError, with its 1-based index) keeps the moves before it, as
+        Fairy-Stockfish does."""
         self.wait_ready()
         try:
             position = self.game.start_position() if root == "startpos" else \
                 self.game.parse_position(root)
-        except (GameError, ValueError) as error:
-            return f"invalid position '{root}': {error}"
+        except ValueError as error:  # GameError included
+            raise PositionError(f"invalid position '{root}': {error}") from None
         played = []
-        error_text = None
+        problem = None
         for index, text in enumerate(moves):
             try:
                 position = position.play(position.parse_move(text))
             except GameError as error:
-                error_text = f"illegal move {index + 1} '{text}': {error}"
+                problem = MoveError(f"illegal move {index + 1} '{text}': {error}", index + 1)
                 break
             played.append(text)
         self.root_text, self._position, self.moves = root, position, played
-        return error_text
+        if problem is not None:
+            raise problem
 
-    def play(self, text: str) -> Optional[str]:
-        """Play one more move from the current position; the error text when it is illegal."""
+    def play(self, text: str) -> None:
+        """Play one more move from the current position; MoveError when it is illegal."""
         self.wait_ready()
-        try:
-            position = self.position.play(self.position.parse_move(text))
-        except GameError as error:
-            return str(error)
+        position = self.position.play(self.position.parse_move(text))
         self._position = position
         self.moves.append(text)
-        return None
 
-    def undo(self) -> Optional[str]:
-        """Take back the last move played."""
+    def undo(self) -> None:
+        """Take back the last move played (MoveError when there is none)."""
         if not self.moves:
-            return "no move to undo"
-        return self.set_position(self.root_text, self.moves[:-1])
+            raise MoveError("no move to undo")
+        self.set_position(self.root_text, self.moves[:-1])
 
     def parse_moves(self, texts: list[str]) -> tuple[list, Optional[str]]:
         """Moves of the current position from texts (`searchmoves`); bad ones are named."""

@@ -16,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Optional
 
-from engines.base import LIMIT_MAX, Limits, Score, SearchInfo, SearchResult
+from engines.base import LIMIT_MAX, GameError, Limits, Score, SearchInfo, SearchResult
 from protocol import ENGINE_AUTHOR, ENGINE_NAME, VERSION
 from protocol.frontend import FrontEnd
 from protocol.io import Input, Output, clip_error
@@ -145,7 +145,7 @@ class UciFrontEnd(FrontEnd):
         self.out.line(f"id name {ENGINE_NAME} {VERSION}")
         self.out.line(f"id author {ENGINE_AUTHOR}")
         for option in self.session.options():
-            self.out.line(option_line(option))
+            self.out.line(option.uci_line())
         self.out.line(ok)
         self.session.start_warm_up(defer=True)
 
@@ -170,9 +170,10 @@ class UciFrontEnd(FrontEnd):
         if not name:
             self.error("setoption needs an option name")
             return
-        problem = self.session.set_option(name, value)
-        if problem:
-            self.error(problem)
+        try:
+            self.session.set_option(name, value)
+        except GameError as error:  # the option keeps its value
+            self.error(str(error))
 
     def cmd_ucinewgame(self, args, line) -> None:
         self.session.new_game()
@@ -199,9 +200,10 @@ class UciFrontEnd(FrontEnd):
         else:
             self.error(f"position: expected 'startpos' or 'fen', not '{args[0]}'")
             return
-        problem = self.session.set_position(root, moves)
-        if problem:
-            self.error(problem)
+        try:
+            self.session.set_position(root, moves)
+        except GameError as error:  # see Session.set_position for what is kept
+            self.error(str(error))
 
     def cmd_go(self, args, line) -> None:
         fields, searchmove_texts, errors = parse_go(args)
@@ -306,23 +308,6 @@ class UciFrontEnd(FrontEnd):
         for text in position.board_text().splitlines():
             self.out.line(text)
         self.out.line(f"Fen: {position.fen()}")
-
-
-def option_line(option) -> str:
-    text = f"option name {option.name} type {option.type}"
-    if option.type == "button":
-        return text
-    default = option.default
-    if option.type == "check":
-        default = "true" if default else "false"
-    elif option.type == "string" and default in (None, ""):
-        default = "<empty>"
-    text += f" default {default}"
-    if option.type == "spin":
-        text += f" min {option.min} max {option.max}"
-    if option.type == "combo":
-        text += "".join(f" var {choice}" for choice in option.choices)
-    return text
 
 
 def move_texts(position, moves) -> list[str]:

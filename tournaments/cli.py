@@ -16,13 +16,15 @@ anywhere prints HELP to stdout with status 0; the status is 1 when the match sto
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import shlex
 import sys
-from typing import Optional, TextIO
+from typing import Callable, Optional, TextIO
 
 from engines import DEFAULT_GAMES, find_game, get_game
+from engines.base import GameError
 from tournaments.match import Match
 from tournaments.openings import OpeningError, read_openings
 from tournaments.players import EngineConfig
@@ -94,7 +96,6 @@ match options:
 
 ENGINE_KEYS = ("cmd", "arg", "name", "proto", "tc", "st", "depth", "nodes", "timemargin",
                "restart", "dir")
-_FLAG_OPTIONS = {"-repeat", "-recover"}
 
 
 class UsageError(ValueError):
@@ -214,134 +215,191 @@ def _engine_config(settings: list[tuple[str, str]], index: int):
         raise UsageError(str(error)) from None
 
 
+@dataclasses.dataclass
+class _Arguments:
+    """What the command line said, option by option, before the match is assembled."""
+
+    variant: str = DEFAULT_GAMES["uci"]
+    engines: list = dataclasses.field(default_factory=list)  # each -engine's (key, value) pairs
+    each: list = dataclasses.field(default_factory=list)
+    match: dict = dataclasses.field(default_factory=dict)  # Match keyword arguments
+    extras: dict = dataclasses.field(default_factory=lambda: {
+        "json": None, "ratinginterval": 10, "progress": None})
+    openings: Optional[dict] = None
+    draw: dict = dataclasses.field(default_factory=dict)
+    resign: dict = dataclasses.field(default_factory=dict)
+    adjudication: dict = dataclasses.field(default_factory=dict)
+    sprt: Optional[dict] = None
+    penta: bool = False
+
+
+def _repeat(args: _Arguments, option: str, values: list[str]) -> None:
+    if values and values != ["2"]:
+        raise UsageError("-repeat: only pairs (2) are supported")
+    args.match["repeat"] = True
+
+
+def _recover(args: _Arguments, option: str, values: list[str]) -> None:
+    if values:
+        raise UsageError(f"{option} takes no value")
+    args.match["recover"] = True
+
+
+def _variant(args: _Arguments, option: str, values: list[str]) -> None:
+    try:
+        args.variant = find_game(_one(option, values)).name
+    except GameError as error:
+        raise UsageError(f"-variant: {error}") from None
+
+
+def _adjudicate(args: _Arguments, option: str, values: list[str]) -> None:
+    spec = dict(_pairs(values, option))
+    if "solved" not in spec:
+        raise UsageError("-adjudicate: only 'solved' is known")
+    args.adjudication["solved"] = True
+    if "nodes" in spec:
+        args.adjudication["solve_nodes"] = _int("-adjudicate nodes", spec["nodes"], 1)
+
+
+def _pgn_out(args: _Arguments, option: str, values: list[str]) -> None:
+    if not values:
+        raise UsageError("-pgnout needs a file")
+    args.match["pgn_out"] = _writable(option, values[0])
+
+
+def _json(args: _Arguments, option: str, values: list[str]) -> None:
+    args.extras["json"] = _one(option, values)
+    if args.extras["json"] != "-":
+        _writable(option, args.extras["json"])
+
+
+def _match_setting(key: str, read: Callable[[str, list[str]], object]):
+    """A reader that stores read(option, values) as the Match keyword argument `key`."""
+    return lambda args, option, values: args.match.__setitem__(key, read(option, values))
+
+
+def _counted(minimum: int = 0):
+    return lambda option, values: _int(option, _one(option, values), minimum)
+
+
+def _timeout(option: str, values: list[str]) -> int:
+    return _seconds(option, _one(option, values))
+
+
+def _pairs_of(field: str):
+    return lambda args, option, values: setattr(args, field, dict(_pairs(values, option)))
+
+
+# option -> reader(arguments, option, its values): the grammar of `mallard match`
+_OPTION_READERS: dict[str, Callable[[_Arguments, str, list[str]], None]] = {
+    "-repeat": _repeat,
+    "-recover": _recover,
+    "-engine": lambda args, option, values: args.engines.append(_pairs(values, option)),
+    "-each": lambda args, option, values: args.each.extend(_pairs(values, option)),
+    "-variant": _variant,
+    "-games": _match_setting("games", _counted(1)),
+    "-rounds": _match_setting("rounds", _counted(1)),
+    "-concurrency": _match_setting("concurrency", _counted(1)),
+    "-tournament": _match_setting("tournament", _one),
+    "-srand": _match_setting("seed", _counted()),
+    "-openings": _pairs_of("openings"),
+    "-draw": _pairs_of("draw"),
+    "-resign": _pairs_of("resign"),
+    "-sprt": _pairs_of("sprt"),
+    "-maxmoves": lambda args, option, values: args.adjudication.__setitem__(
+        "maxmoves", _int(option, _one(option, values), 1)),
+    "-adjudicate": _adjudicate,
+    "-report": lambda args, option, values: setattr(
+        args, "penta", dict(_pairs(values, option)).get("penta", "false") == "true"),
+    "-pgnout": _pgn_out,
+    "-db": _match_setting("db", lambda option, values: _writable(option, _one(option, values))),
+    "-event": _match_setting("event", lambda option, values: " ".join(values)),
+    "-site": _match_setting("site", lambda option, values: " ".join(values)),
+    "-json": _json,
+    "-ratinginterval": lambda args, option, values: args.extras.__setitem__(
+        "ratinginterval", _int(option, _one(option, values))),
+    "-progress": lambda args, option, values: args.extras.__setitem__(
+        "progress", _one(option, values) == "on"),
+    "-startuptimeout": _match_setting("startup_timeout_ms", _timeout),
+    "-stalltimeout": _match_setting("stall_timeout_ms", _timeout),
+}
+
+
 def build_match(argv: list[str], reporter=None):
     """A configured `Match` from cutechess-style arguments, and the CLI-only settings."""
-    engines_settings: list[list[tuple[str, str]]] = []
-    each: list[tuple[str, str]] = []
-    variant = DEFAULT_GAMES["uci"]
-    kwargs: dict = {}
-    extras = {"json": None, "ratinginterval": 10, "progress": None}
-    openings_spec: Optional[dict] = None
-    draw: dict = {}
-    resign: dict = {}
-    adjudication: dict = {}
-    sprt_spec: Optional[dict] = None
-    report_penta = False
+    args = _Arguments()
     for option, values in split_options(argv):
-        if option in _FLAG_OPTIONS:
-            if option == "-repeat":
-                if values and values != ["2"]:
-                    raise UsageError("-repeat: only pairs (2) are supported")
-                kwargs["repeat"] = True
-            else:
-                if values:
-                    raise UsageError(f"{option} takes no value")
-                kwargs["recover"] = True
-        elif option == "-engine":
-            engines_settings.append(_pairs(values, option))
-        elif option == "-each":
-            each.extend(_pairs(values, option))
-        elif option == "-variant":
-            try:
-                variant = find_game(_one(option, values)).name
-            except KeyError as error:
-                raise UsageError(f"-variant: {error.args[0]}") from None
-        elif option in ("-games", "-rounds", "-concurrency"):
-            kwargs[option[1:]] = _int(option, _one(option, values), 1)
-        elif option == "-tournament":
-            kwargs["tournament"] = _one(option, values)
-        elif option == "-srand":
-            kwargs["seed"] = _int(option, _one(option, values))
-        elif option == "-openings":
-            openings_spec = dict(_pairs(values, option))
-        elif option == "-draw":
-            draw = dict(_pairs(values, option))
-        elif option == "-resign":
-            resign = dict(_pairs(values, option))
-        elif option == "-maxmoves":
-            adjudication["maxmoves"] = _int(option, _one(option, values), 1)
-        elif option == "-adjudicate":
-            spec = dict(_pairs(values, option))
-            if "solved" not in spec:
-                raise UsageError("-adjudicate: only 'solved' is known")
-            adjudication["solved"] = True
-            if "nodes" in spec:
-                adjudication["solve_nodes"] = _int("-adjudicate nodes", spec["nodes"], 1)
-        elif option == "-sprt":
-            sprt_spec = dict(_pairs(values, option))
-        elif option == "-report":
-            report_penta = dict(_pairs(values, option)).get("penta", "false") == "true"
-        elif option == "-pgnout":
-            if not values:
-                raise UsageError("-pgnout needs a file")
-            kwargs["pgn_out"] = _writable(option, values[0])
-        elif option == "-db":
-            kwargs["db"] = _writable(option, _one(option, values))
-        elif option in ("-event", "-site"):
-            kwargs[option[1:]] = " ".join(values)
-        elif option == "-json":
-            extras["json"] = _one(option, values)
-            if extras["json"] != "-":
-                _writable(option, extras["json"])
-        elif option == "-ratinginterval":
-            extras["ratinginterval"] = _int(option, _one(option, values))
-        elif option == "-progress":
-            extras["progress"] = _one(option, values) == "on"
-        elif option in ("-startuptimeout", "-stalltimeout"):
-            kwargs[f"{option[1:-7]}_timeout_ms"] = _seconds(option, _one(option, values))
-        else:
+        reader = _OPTION_READERS.get(option)
+        if reader is None:
             raise UsageError(f"unknown option '{option}'\n{USAGE}")
-    if len(engines_settings) < 2:
+        reader(args, option, values)
+    if len(args.engines) < 2:
         raise UsageError(f"a match needs at least two -engine options\n{USAGE}")
-    engines = [_engine_config(each + settings, index)
-               for index, settings in enumerate(engines_settings)]
-
-    game = get_game(variant)
-    openings = []
-    if openings_spec is not None:
-        if "file" not in openings_spec:
-            raise UsageError("-openings needs file=")
-        plies = _int("-openings plies", openings_spec["plies"]) if "plies" in openings_spec \
-            else None
-        openings = read_openings(openings_spec["file"], game,
-                                 openings_spec.get("format", "epd"), plies)
-        kwargs["opening_order"] = openings_spec.get("order", "sequential")
-        if kwargs["opening_order"] not in ("sequential", "random"):
-            raise UsageError("-openings order= takes sequential or random")
-    if draw:
-        _require("-draw", draw, ("movenumber", "movecount", "score"))
-        adjudication.update(draw_movenumber=_int("-draw movenumber", draw["movenumber"], 1),
-                            draw_movecount=_int("-draw movecount", draw["movecount"], 1),
-                            draw_score=_int("-draw score", draw["score"]))
-    if resign:
-        _require("-resign", resign, ("movecount", "score"))
-        adjudication.update(resign_movecount=_int("-resign movecount", resign["movecount"], 1),
-                            resign_score=_int("-resign score", resign["score"]),
-                            resign_twosided=resign.get("twosided", "false") == "true")
-    sprt = None
-    if sprt_spec is not None:
-        try:
-            sprt = Sprt(float(sprt_spec["elo0"]), float(sprt_spec["elo1"]),
-                        float(sprt_spec.get("alpha", 0.05)), float(sprt_spec.get("beta", 0.05)),
-                        sprt_spec.get("model", "normalized" if report_penta else "bayesian"))
-        except KeyError as missing:
-            raise UsageError(f"-sprt needs {missing.args[0]}=") from None
-        except ValueError as error:
-            raise UsageError(f"-sprt: {error}") from None
-        if report_penta and sprt.model == "bayesian":
-            raise UsageError("-sprt model=bayesian has no pentanomial form; "
-                             "use model=logistic or model=normalized with -report penta=true")
-        if len(engines) != 2:
-            raise UsageError("-sprt needs exactly two engines")
+    engines = [_engine_config(args.each + settings, index)
+               for index, settings in enumerate(args.engines)]
+    openings = _openings(args, get_game(args.variant))
+    _adjudication_limits(args)
+    sprt = _sprt(args, len(engines))
     try:
-        match = Match(variant=variant, engines=engines, openings=openings,
-                      adjudication=Adjudication(**adjudication), sprt=sprt,
-                      sprt_pentanomial=report_penta, **kwargs)
+        match = Match(variant=args.variant, engines=engines, openings=openings,
+                      adjudication=Adjudication(**args.adjudication), sprt=sprt,
+                      sprt_pentanomial=args.penta, **args.match)
     except ValueError as error:
         raise UsageError(str(error)) from None
     if reporter is not None:
         match.reporter = reporter
-    return match, extras
+    return match, args.extras
+
+
+def _openings(args: _Arguments, game) -> list:
+    spec = args.openings
+    if spec is None:
+        return []
+    if "file" not in spec:
+        raise UsageError("-openings needs file=")
+    plies = _int("-openings plies", spec["plies"]) if "plies" in spec else None
+    openings = read_openings(spec["file"], game, spec.get("format", "epd"), plies)
+    args.match["opening_order"] = spec.get("order", "sequential")
+    if args.match["opening_order"] not in ("sequential", "random"):
+        raise UsageError("-openings order= takes sequential or random")
+    return openings
+
+
+def _adjudication_limits(args: _Arguments) -> None:
+    """-draw and -resign into the adjudication settings."""
+    draw, resign = args.draw, args.resign
+    if draw:
+        _require("-draw", draw, ("movenumber", "movecount", "score"))
+        args.adjudication.update(
+            draw_movenumber=_int("-draw movenumber", draw["movenumber"], 1),
+            draw_movecount=_int("-draw movecount", draw["movecount"], 1),
+            draw_score=_int("-draw score", draw["score"]))
+    if resign:
+        _require("-resign", resign, ("movecount", "score"))
+        args.adjudication.update(
+            resign_movecount=_int("-resign movecount", resign["movecount"], 1),
+            resign_score=_int("-resign score", resign["score"]),
+            resign_twosided=resign.get("twosided", "false") == "true")
+
+
+def _sprt(args: _Arguments, engine_count: int) -> Optional[Sprt]:
+    spec = args.sprt
+    if spec is None:
+        return None
+    try:
+        sprt = Sprt(float(spec["elo0"]), float(spec["elo1"]),
+                    float(spec.get("alpha", 0.05)), float(spec.get("beta", 0.05)),
+                    spec.get("model", "normalized" if args.penta else "bayesian"))
+    except KeyError as missing:
+        raise UsageError(f"-sprt needs {missing.args[0]}=") from None
+    except ValueError as error:
+        raise UsageError(f"-sprt: {error}") from None
+    if args.penta and sprt.model == "bayesian":
+        raise UsageError("-sprt model=bayesian has no pentanomial form; "
+                         "use model=logistic or model=normalized with -report penta=true")
+    if engine_count != 2:
+        raise UsageError("-sprt needs exactly two engines")
+    return sprt
 
 
 class CutechessReporter:

@@ -128,9 +128,6 @@ class MatchStore:
         return True
 
     # --- games --------------------------------------------------------------------------------
-    def finished_indices(self) -> set[int]:
-        return {row[0] for row in self._rows("SELECT idx FROM games")}
-
     def records(self) -> list[GameRecord]:
         rows = self._rows("SELECT record FROM games ORDER BY finished_order, idx")
         return [GameRecord.from_dict(json.loads(row[0])) for row in rows]  # checked at open

@@ -22,9 +22,10 @@ from engines.base import Game, GameResult, MoveError, Option, Position, Position
 DEFAULT_WIDTH, DEFAULT_HEIGHT = 7, 6
 DEFAULT_HASH_MB = 128
 MAX_HASH_MB = 65536
-SEARCHER_OPTIONS = (
-    Option("Hash", "spin", DEFAULT_HASH_MB, 1, MAX_HASH_MB),
-    Option("OwnBook", "check", True),
+SEARCHER_OPTIONS = (  # applied to a `solver.Connect4Searcher`
+    Option("Hash", "spin", DEFAULT_HASH_MB, 1, MAX_HASH_MB,
+           apply=lambda searcher, megabytes: searcher.set_hash(megabytes)),
+    Option("OwnBook", "check", True, apply=lambda searcher, on: searcher.set_own_book(on)),
 )
 FILES = "abcdefghijklmnopqrstuvwxyz"
 
@@ -250,19 +251,21 @@ class Connect4Game(Game):
     def parse_sequence(self, text: str) -> Connect4Position:
         """A position from 1-based column digits; a move that ends the game is rejected.
 
-        MoveError's `index` attribute is the 1-based number of the offending move.
+        MoveError's `index` is the 1-based number of the offending move.
         """
         position = self.start_position()
         for index, char in enumerate(text):
             if not char.isdecimal() or not 1 <= int(char) <= self.width:
-                raise _indexed(f"Invalid move {index + 1} '{char}': not a column 1..{self.width}", index)
+                raise MoveError(f"Invalid move {index + 1} '{char}': not a column 1..{self.width}",
+                                index + 1)
             column = int(char) - 1
             if position.column_height(column) >= self.height:
-                raise _indexed(f"Invalid move {index + 1} '{char}': column {char} is full", index)
+                raise MoveError(f"Invalid move {index + 1} '{char}': column {char} is full",
+                                index + 1)
             position = position.play(column)
             if position.winner is not None:
-                raise _indexed(f"Invalid move {index + 1} '{char}': it completes four, the game is over",
-                               index)
+                raise MoveError(f"Invalid move {index + 1} '{char}': it completes four, the game "
+                                "is over", index + 1)
         return position
 
     def parse_position(self, text: str) -> Connect4Position:
@@ -351,9 +354,4 @@ class Connect4Game(Game):
     def resized(self, width: int, height: int) -> "Connect4Game":
         return Connect4Game(width, height)
 
-
-def _indexed(message: str, index: int) -> MoveError:
-    error = MoveError(message)
-    error.index = index + 1
-    return error
 

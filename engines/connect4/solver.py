@@ -255,15 +255,14 @@ class Connect4Searcher(Searcher):
         self.solver = Solver(game.width, game.height, hash_mb=hash_mb)
         self._book_loaded = False
 
-    def set_option(self, name: str, value) -> None:
-        key = name.lower()
-        if key == "hash":
-            self.solver.set_hash(value)
-        elif key == "ownbook":
-            self.own_book = bool(value)
-            self._book_loaded = False
-        else:
-            raise KeyError(name)
+    def set_hash(self, hash_mb: int) -> None:
+        """A fresh table of `hash_mb` MB (TableSizeError, the old one kept, when refused)."""
+        self.solver.set_hash(hash_mb)
+
+    def set_own_book(self, on: bool) -> None:
+        """Whether searches probe the opening book (loaded at the next search)."""
+        self.own_book = bool(on)
+        self._book_loaded = False
 
     def clear(self) -> None:
         self.solver.reset()

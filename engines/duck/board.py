@@ -124,10 +124,6 @@ Z_DUCK = _words[16 * 128 + 145:16 * 128 + 273].copy()
 del _rng, _words
 
 
-def piece_move(frm: int, to: int, promotion: int = 0, kind: int = KIND_NORMAL) -> int:
-    return frm | to << MOVE_TO_SHIFT | promotion << MOVE_PROMO_SHIFT | kind << MOVE_KIND_SHIFT
-
-
 def with_duck(move: int, duck: int) -> int:
     return (move & PIECE_MOVE_MASK) | duck << MOVE_DUCK_SHIFT | MOVE_DUCK
 

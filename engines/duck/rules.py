@@ -12,21 +12,24 @@ so repetition is judged over the moves actually played.
 
 from __future__ import annotations
 
-from typing import Iterable, Optional
+from typing import Optional
 
 import numpy as np
 
 from engines.base import Game, GameResult, MoveError, Option, Position, PositionError
 from engines.duck import notation
 from engines.duck.board import (
-    MAX_MOVES, MAX_PLY, MOVE_DUCK, PIECE_MOVE_MASK, S_DEPTH, S_DUCK, S_FULLMOVE, S_HALFMOVE,
+    MAX_MOVES, MAX_PLY, MOVE_DUCK, PIECE_MOVE_MASK, S_DEPTH, S_DUCK, S_HALFMOVE,
     S_KING, S_SIDE, SQUARE_NAMES, UNDO_SIZE, move_duck, move_from, move_to, with_duck,
 )
 
 MAX_FULL_MOVES = MAX_MOVES * 64
 DEFAULT_HASH_MB = 64
 MAX_HASH_MB = 4096
-OPTIONS = (Option("Hash", "spin", DEFAULT_HASH_MB, 1, MAX_HASH_MB),)
+OPTIONS = (  # applied to a `searcher.DuckSearcher`
+    Option("Hash", "spin", DEFAULT_HASH_MB, 1, MAX_HASH_MB,
+           apply=lambda searcher, megabytes: searcher.set_hash(megabytes)),
+)
 
 
 def _kernels():
@@ -63,14 +66,6 @@ class DuckPosition(Position):
     @property
     def halfmove_clock(self) -> int:
         return int(self.state[S_HALFMOVE])
-
-    @property
-    def fullmove_number(self) -> int:
-        return int(self.state[S_FULLMOVE])
-
-    def piece_at(self, sq: int) -> int:
-        """Piece code on a 0x88 square (0 when empty; the duck is not a piece)."""
-        return int(self.state[sq])
 
     @property
     def key(self) -> int:
@@ -191,9 +186,6 @@ class DuckPosition(Position):
 
     def pgn_move(self, move: int) -> str:
         return self.san(move)
-
-    def play_san(self, texts: Iterable[str]) -> "DuckPosition":
-        return self.play_text(texts)
 
     # --- perft ----------------------------------------------------------------------------------
     def perft(self, depth: int, bulk: bool = True) -> int:

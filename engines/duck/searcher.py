@@ -135,11 +135,9 @@ class DuckSearcher(Searcher):
         self.quiescence = quiescence  # False: leaves are evaluated as they stand (tests)
         self.eval_terms = eval_terms
 
-    def set_option(self, name: str, value) -> None:
-        if name.lower() == "hash":
-            self.buffers.set_hash(value)
-        else:
-            raise KeyError(name)
+    def set_hash(self, hash_mb: int) -> None:
+        """A fresh table of `hash_mb` MB (TableSizeError, the old one kept, when refused)."""
+        self.buffers.set_hash(hash_mb)
 
     def clear(self) -> None:
         self.buffers.clear()

@@ -31,7 +31,10 @@ SIDES = "XO"
 GTP_COLUMNS = "ABCDEFGHJ"  # Go skips I
 DEFAULT_HASH_MB = 64
 MAX_HASH_MB = 4096
-SEARCHER_OPTIONS = (Option("Hash", "spin", DEFAULT_HASH_MB, 1, MAX_HASH_MB),)
+SEARCHER_OPTIONS = (  # applied to a `searcher.UtttSearcher`
+    Option("Hash", "spin", DEFAULT_HASH_MB, 1, MAX_HASH_MB,
+           apply=lambda searcher, megabytes: searcher.set_hash(megabytes)),
+)
 
 
 def _kernels():

@@ -227,15 +227,10 @@ class UtttSearcher(Searcher):
         self._prover_stop = np.zeros(1, dtype=np.int64)
 
     # --- options ------------------------------------------------------------------------------
-    def set_option(self, name: str, value) -> None:
-        if name.lower() == "hash":
-            self._set_hash(check_hash_mb(value, MAX_HASH_MB))
-        else:
-            raise KeyError(name)
-
-    def _set_hash(self, hash_mb: int) -> None:
+    def set_hash(self, hash_mb: int) -> None:
         """Resize the search table and the prover's (made now, so that no timed search
-        allocates it); when either is refused, both keep their old size."""
+        allocates it); when either is refused (TableSizeError), both keep their old size."""
+        hash_mb = check_hash_mb(hash_mb, MAX_HASH_MB)
         old_mb = self.hash_mb
         self.buffers.set_hash(hash_mb)
         self.hash_mb = hash_mb

@@ -126,7 +126,7 @@ def test_every_searcher_refuses_an_impossible_hash_keeps_its_tables_and_still_pl
     maximum = next(o.max for o in find_game(variant).options if o.name == "Hash")
     for value in (maximum, 0, maximum + 1):
         with pytest.raises(TableSizeError):
-            searcher.set_option("Hash", value)
+            searcher.set_hash(value)
         assert table_of(searcher) is table
         if prover is not None:
             assert searcher.prover() is prover and prover.tt is prover_table
@@ -137,7 +137,7 @@ def test_every_searcher_refuses_an_impossible_hash_keeps_its_tables_and_still_pl
 def test_uttt_keeps_both_sizes_when_the_prover_table_is_refused(monkeypatch):
     game = get_game("uttt")
     searcher = find_game("uttt").new_searcher(game, hash_mb=8)
-    searcher.set_option("Hash", 16)
+    searcher.set_hash(16)
     table, prover_table = searcher.buffers.tt.nbytes, searcher.prover().tt.nbytes
     real_install = tables.install_table
 
@@ -149,7 +149,7 @@ def test_uttt_keeps_both_sizes_when_the_prover_table_is_refused(monkeypatch):
     for module in ("engines.uttt.prover", "engines.uttt.searcher"):
         monkeypatch.setattr(f"{module}.install_table", refuse_prover)
     with pytest.raises(TableSizeError):
-        searcher.set_option("Hash", 64)
+        searcher.set_hash(64)
     assert (searcher.buffers.tt.nbytes, searcher.prover().tt.nbytes) == (table, prover_table)
     assert searcher.hash_mb == 16
 
@@ -174,7 +174,7 @@ def test_set_hash_maps_every_page_of_the_table(variant):
     if hasattr(searcher, "prover"):
         searcher.prover()
     before = resident_mb()
-    searcher.set_option("Hash", 256)
+    searcher.set_hash(256)
     grown = resident_mb() - before
     expected = table_of(searcher).nbytes / MB  # 256 MB, and for UTTT the prover's 64 MB on top
     if hasattr(searcher, "prover"):

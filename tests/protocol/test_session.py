@@ -3,7 +3,9 @@
 import threading
 import time
 
-from engines.base import Limits
+import pytest
+
+from engines.base import Limits, MoveError, OptionError, PositionError, UnknownGameError
 from protocol.session import Session
 
 
@@ -22,30 +24,38 @@ def run(session, limits):
 
 def test_bad_fen_keeps_the_previous_position():
     session = Session("duck")
-    assert session.set_position("startpos", ["e2e4,e4d5"]) is None
+    session.set_position("startpos", ["e2e4,e4d5"])
     before = session.position.fen()
-    error = session.set_position("8/8/8 w - - 0 1", [])
-    assert "invalid position" in error and session.position.fen() == before
+    with pytest.raises(PositionError, match="invalid position"):
+        session.set_position("8/8/8 w - - 0 1", [])
+    assert session.position.fen() == before
 
 
 def test_bad_move_keeps_the_moves_before_it():
     session = Session("duck")
-    error = session.set_position("startpos", ["e2e4,e4d5", "e7e5", "g1f3,f3e5"])
-    assert "illegal move 2 'e7e5'" in error
+    with pytest.raises(MoveError, match="illegal move 2 'e7e5'") as refused:
+        session.set_position("startpos", ["e2e4,e4d5", "e7e5", "g1f3,f3e5"])
+    assert refused.value.index == 2
     assert session.moves == ["e2e4,e4d5"]
     assert session.position.ply == 1
 
 
 def test_options_are_checked_and_kept_on_error():
     session = Session("duck")
-    assert "integer" in session.set_option("Move Overhead", "lots")
+    with pytest.raises(OptionError, match="integer"):
+        session.set_option("Move Overhead", "lots")
     assert session.values["move overhead"] == 30
-    assert session.set_option("move overhead", "100") is None
+    session.set_option("move overhead", "100")
     assert session.values["move overhead"] == 100
-    assert "between" in session.set_option("Hash", "0")
-    assert session.set_option("UCI_Chess960", "true") == "no such option 'UCI_Chess960'"
-    assert "one of" in session.set_option("UCI_Variant", "xiangqi")
-    assert session.set_option("UCI_Variant", "cfour") is None
+    with pytest.raises(OptionError, match="between"):
+        session.set_option("Hash", "0")
+    with pytest.raises(OptionError, match="^no such option 'UCI_Chess960'$"):
+        session.set_option("UCI_Chess960", "true")
+    with pytest.raises(OptionError, match="one of"):
+        session.set_option("UCI_Variant", "xiangqi")
+    with pytest.raises(UnknownGameError, match="unknown variant 'xiangqi'"):
+        session.set_variant("xiangqi")
+    session.set_option("UCI_Variant", "cfour")
     assert session.variant == "cfour" and session.position.fen().startswith("7/7/7/7/7/7")
     assert session.find_option("OwnBook") is not None
 

@@ -10,7 +10,7 @@ import pytest
 
 from engines import tables
 from engines.base import Limits
-from engines.tables import MB
+from engines.tables import MB, TableSizeError
 from protocol.session import Session
 from tests.engines.test_tables import resident_mb, table_of
 from tests.protocol.harness import Engine
@@ -35,11 +35,13 @@ def play(session: Session, limits: Limits):
 def test_session_refuses_a_table_larger_than_memory_and_plays_on(variant, monkeypatch):
     monkeypatch.setattr(tables, "available_bytes", lambda: 2048 * MB)
     session = Session(variant)
-    assert session.set_option("Hash", "32") is None
+    session.set_option("Hash", "32")
     table = table_of(session.searcher())
     maximum = session.find_option("Hash").max
-    error = session.set_option("Hash", str(maximum))
-    assert error == f"Hash {maximum} MB needs {maximum} MB but only 1568 MB of memory are available"
+    with pytest.raises(TableSizeError) as refused:
+        session.set_option("Hash", str(maximum))
+    assert str(refused.value) == \
+        f"Hash {maximum} MB needs {maximum} MB but only 1568 MB of memory are available"
     assert session._game_values["hash"] == 32 and table_of(session.searcher()) is table
     result = play(session, Limits(depth=2))
     assert result.best_move in session.position.legal_moves()
@@ -48,7 +50,7 @@ def test_session_refuses_a_table_larger_than_memory_and_plays_on(variant, monkey
 def test_session_allocates_the_table_when_the_option_is_set():
     session = Session("duck")  # no searcher yet: the option makes it, with its table
     before = resident_mb()
-    assert session.set_option("Hash", "512") is None
+    session.set_option("Hash", "512")
     assert resident_mb() - before > 500
 
 

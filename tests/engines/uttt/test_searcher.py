@@ -291,15 +291,13 @@ def test_finished_game_returns_no_move(game, searcher):
     assert result.best_move is None and result.score == Score.mate(0)
 
 
-def test_options_clear_and_unknown_names(game):
+def test_hash_and_clear(game):
     searcher = UtttSearcher(game, hash_mb=1)
-    searcher.set_option("Hash", 2)
+    searcher.set_hash(2)
     assert searcher.buffers.tt.nbytes <= 2 << 20
     searcher.search(game.start_position(), Limits(depth=3))
     searcher.clear()
     assert not searcher.buffers.tt.any()
-    with pytest.raises(KeyError):
-        searcher.set_option("Threads", 2)
 
 
 # --- proven wins ---------------------------------------------------------------------------------
