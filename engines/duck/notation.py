@@ -42,7 +42,7 @@ def _parse_counter(text: str, name: str) -> int:
 
 def parse_fen(text: str) -> np.ndarray:
     """The state array of a FEN; PositionError names the first problem found."""
-    from engines.duck.kernels import compute_key
+    from engines.duck.kernels import compute_key  # numba: rules load the kernels on first use
 
     if not isinstance(text, str) or not text.strip():
         raise PositionError("empty FEN")
@@ -53,12 +53,31 @@ def parse_fen(text: str) -> np.ndarray:
     placement, side_text, castling_text, ep_text, halfmove_text, fullmove_text = fields
 
     state = np.zeros(STATE_SIZE, dtype=np.int64)
+    ducks, kings = _read_placement(placement, state)
+    if side_text not in ("w", "b"):
+        raise PositionError(f"side to move '{side_text}' is neither 'w' nor 'b'")
+    side = 0 if side_text == "w" else 1
+    _check_kings(kings, side)
+    state[S_SIDE] = side
+    state[S_CASTLE] = _read_castling(castling_text, state)
+    state[S_EP] = _read_en_passant(ep_text, state, side, ducks)
+    state[S_DUCK] = ducks[0] if ducks else -1
+    state[S_HALFMOVE] = _parse_counter(halfmove_text, "half-move clock")
+    state[S_FULLMOVE] = max(_parse_counter(fullmove_text, "full-move number"), 1)
+    state[S_KING] = kings[0][0] if kings[0] else -1
+    state[S_KING + 1] = kings[1][0] if kings[1] else -1
+    state[S_KEY] = compute_key(state)
+    return state
+
+
+def _read_placement(placement: str, state: np.ndarray) -> tuple[list[int], list[list[int]]]:
+    """Put the pieces of the placement field on `state` (and count them in S_PIECES); returns
+    the duck squares and each colour's king squares."""
     ranks = placement.split("/")
     if len(ranks) != 8:
         raise PositionError(f"piece placement has {len(ranks)} ranks, expected 8")
-    ducks = []
-    kings = [[], []]
-    pieces = 0
+    ducks: list[int] = []
+    kings: list[list[int]] = [[], []]
     for row, rank_text in enumerate(ranks):
         rank = 7 - row
         file = 0
@@ -80,7 +99,7 @@ def parse_fen(text: str) -> np.ndarray:
                 if piece & 7 == KING:
                     kings[piece >> 3].append(sq)
                 state[sq] = piece
-                pieces += 1
+                state[S_PIECES] += 1
             else:
                 raise PositionError(f"unknown piece letter '{char}' in rank {rank + 1}")
             file += 1
@@ -89,10 +108,11 @@ def parse_fen(text: str) -> np.ndarray:
     if len(ducks) > 1:
         raise PositionError(
             f"{len(ducks)} ducks ({', '.join(square_name(sq) for sq in ducks)}); there is one duck")
+    return ducks, kings
 
-    if side_text not in ("w", "b"):
-        raise PositionError(f"side to move '{side_text}' is neither 'w' nor 'b'")
-    side = 0 if side_text == "w" else 1
+
+def _check_kings(kings: list[list[int]], side: int) -> None:
+    """At most one king a side, and only the side to move may have lost its king."""
     for colour in (0, 1):
         if len(kings[colour]) > 1:
             raise PositionError(f"{COLOUR_NAMES[colour]} has {len(kings[colour])} kings")
@@ -102,62 +122,57 @@ def parse_fen(text: str) -> np.ndarray:
         raise PositionError(f"{COLOUR_NAMES[1 - side]} has no king but is not to move: "
                             "only the side to move can have lost its king")
 
+
+def _read_castling(castling_text: str, state: np.ndarray) -> int:
+    """The castling-rights bits; each right needs its king and rook at home."""
     rights = 0
-    if castling_text != "-":
-        for char in castling_text:
-            entry = next((e for e in CASTLING_LETTERS if e[0] == char), None)
-            if entry is None:
-                raise PositionError(f"unknown castling letter '{char}' in '{castling_text}'")
-            _, bit, rank, rook_file = entry
-            if rights & bit:
-                raise PositionError(f"castling letter '{char}' appears twice")
-            colour = 0 if char.isupper() else 1
-            king_sq, rook_sq = square(4, rank), square(rook_file, rank)
-            if state[king_sq] != KING + colour * BLACK_BIT or \
-                    state[rook_sq] != ROOK + colour * BLACK_BIT:
-                raise PositionError(
-                    f"castling right '{char}' needs the {COLOUR_NAMES[colour].lower()} king on "
-                    f"{square_name(king_sq)} and a rook on {square_name(rook_sq)}")
-            rights |= bit
-
-    ep = -1
-    if ep_text != "-":
-        try:
-            ep = parse_square(ep_text)
-        except ValueError:
-            raise PositionError(f"en-passant field '{ep_text}' is not a square") from None
-        expected_rank = 5 if side == 0 else 2
-        step = -16 if side == 0 else 16  # from the ep square towards the pawn that moved
-        pawn = PAWN + (1 - side) * BLACK_BIT
-        if ep >> 4 != expected_rank:
-            raise PositionError(f"en-passant square {ep_text} is not on rank {expected_rank + 1}")
-        if state[ep] != 0 or state[ep - step] != 0 or state[ep + step] != pawn:
+    if castling_text == "-":
+        return rights
+    for char in castling_text:
+        entry = next((e for e in CASTLING_LETTERS if e[0] == char), None)
+        if entry is None:
+            raise PositionError(f"unknown castling letter '{char}' in '{castling_text}'")
+        _, bit, rank, rook_file = entry
+        if rights & bit:
+            raise PositionError(f"castling letter '{char}' appears twice")
+        colour = 0 if char.isupper() else 1
+        king_sq, rook_sq = square(4, rank), square(rook_file, rank)
+        if state[king_sq] != KING + colour * BLACK_BIT or \
+                state[rook_sq] != ROOK + colour * BLACK_BIT:
             raise PositionError(
-                f"en-passant square {ep_text} needs an empty {ep_text} and "
-                f"{square_name(ep - step)} and a {COLOUR_NAMES[1 - side].lower()} pawn on "
-                f"{square_name(ep + step)}")
-        if ducks and ducks[0] == ep:
-            raise PositionError(f"en-passant square {ep_text} holds the duck, which makes the "
-                                "capture impossible")
-        own_pawn = PAWN + side * BLACK_BIT
-        if not any(not (sq & 0x88) and state[sq] == own_pawn
-                   for sq in (ep + step - 1, ep + step + 1)):
-            ep = -1  # nobody can capture: Fairy-Stockfish leaves the field empty
+                f"castling right '{char}' needs the {COLOUR_NAMES[colour].lower()} king on "
+                f"{square_name(king_sq)} and a rook on {square_name(rook_sq)}")
+        rights |= bit
+    return rights
 
-    halfmove = _parse_counter(halfmove_text, "half-move clock")
-    fullmove = max(_parse_counter(fullmove_text, "full-move number"), 1)
 
-    state[S_SIDE] = side
-    state[S_CASTLE] = rights
-    state[S_EP] = ep
-    state[S_DUCK] = ducks[0] if ducks else -1
-    state[S_HALFMOVE] = halfmove
-    state[S_FULLMOVE] = fullmove
-    state[S_KING] = kings[0][0] if kings[0] else -1
-    state[S_KING + 1] = kings[1][0] if kings[1] else -1
-    state[S_PIECES] = pieces
-    state[S_KEY] = compute_key(state)
-    return state
+def _read_en_passant(ep_text: str, state: np.ndarray, side: int, ducks: list[int]) -> int:
+    """The en-passant square, or -1 (also when no pawn can capture there, as Fairy-Stockfish
+    writes it); the square must fit a double step just played."""
+    if ep_text == "-":
+        return -1
+    try:
+        ep = parse_square(ep_text)
+    except ValueError:
+        raise PositionError(f"en-passant field '{ep_text}' is not a square") from None
+    expected_rank = 5 if side == 0 else 2
+    step = -16 if side == 0 else 16  # from the ep square towards the pawn that moved
+    pawn = PAWN + (1 - side) * BLACK_BIT
+    if ep >> 4 != expected_rank:
+        raise PositionError(f"en-passant square {ep_text} is not on rank {expected_rank + 1}")
+    if state[ep] != 0 or state[ep - step] != 0 or state[ep + step] != pawn:
+        raise PositionError(
+            f"en-passant square {ep_text} needs an empty {ep_text} and "
+            f"{square_name(ep - step)} and a {COLOUR_NAMES[1 - side].lower()} pawn on "
+            f"{square_name(ep + step)}")
+    if ducks and ducks[0] == ep:
+        raise PositionError(f"en-passant square {ep_text} holds the duck, which makes the "
+                            "capture impossible")
+    own_pawn = PAWN + side * BLACK_BIT
+    if not any(not (sq & 0x88) and state[sq] == own_pawn
+               for sq in (ep + step - 1, ep + step + 1)):
+        return -1
+    return ep
 
 
 def format_fen(state: np.ndarray) -> str:
