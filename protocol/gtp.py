@@ -21,17 +21,16 @@ command keeps the previous settings.
 from __future__ import annotations
 
 import dataclasses
+import math
 import re
 from typing import Optional
 
-import math
-
 from engines import DEFAULT_GAMES, find_game
 from engines.base import LIMIT_MAX, GameError, Limits, Score
+from protocol import ENGINE_NAME, VERSION
 from protocol.frontend import FrontEnd
 from protocol.io import Input, Output, clip_error
 from protocol.session import Session
-from protocol import ENGINE_NAME, VERSION
 
 COLOURS = {"b": 0, "black": 0, "w": 1, "white": 1}
 COLOUR_NAMES = ("black", "white")

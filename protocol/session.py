@@ -29,8 +29,17 @@ import threading
 from typing import Callable, Optional
 
 from engines import DEFAULT_GAMES, compile_cache, find_game, game_names
-from engines.base import (GameError, Limits, MoveError, Option, OptionError, PositionError,
-                          SearchInfo, SearchResult, new_stop_flag)
+from engines.base import (
+    GameError,
+    Limits,
+    MoveError,
+    Option,
+    OptionError,
+    PositionError,
+    SearchInfo,
+    SearchResult,
+    new_stop_flag,
+)
 from engines.timeman import after_overhead, freeze_long_lived_objects, move_budget_ms
 
 MAX_MULTIPV = 500

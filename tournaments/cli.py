@@ -498,8 +498,13 @@ class RichProgress:
     def __init__(self, total: int, done: int):
         # rich is loaded only when a bar is drawn; without it main prints the lines alone
         from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, \
-            TimeElapsedColumn
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+        )
 
         self.console = Console(stderr=False)
         self.bar = Progress(TextColumn("[bold]games"), BarColumn(), MofNCompleteColumn(),

@@ -18,8 +18,14 @@ from typing import Optional
 
 from engines import find_game, get_game
 from engines.base import Game, GameError, GameResult, Position
-from tournaments.players import (EngineConfig, EngineDisconnected, EngineError, EngineTimeout,
-                                 Player, Reply)
+from tournaments.players import (
+    EngineConfig,
+    EngineDisconnected,
+    EngineError,
+    EngineTimeout,
+    Player,
+    Reply,
+)
 from tournaments.records import SIDE_NAMES, GameJob, GameRecord, MoveRecord
 from tournaments.timecontrol import Clock
 

@@ -29,8 +29,17 @@ books are keyed by the canonical key of `cur + mask` (the smaller of the key and
 import numpy as np
 from numba import njit
 
-from engines.connect4.kernels import (C_BOARD, C_BOTTOM, C_COLUMN, C_W, U0, _bits, can_win_next,
-                                      mirror_key, winning_cells)
+from engines.connect4.kernels import (
+    C_BOARD,
+    C_BOTTOM,
+    C_COLUMN,
+    C_W,
+    U0,
+    _bits,
+    can_win_next,
+    mirror_key,
+    winning_cells,
+)
 
 BITBULLY_STONES = 12
 BITBULLY_WIN = 100  # |v| = BITBULLY_WIN - plies from the position to the end of the game

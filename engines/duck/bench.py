@@ -24,8 +24,7 @@ from typing import Iterable, Iterator, Optional
 from engines.base import Limits, Score
 from engines.bench import BenchSignature
 from engines.duck.rules import DuckGame
-from engines.duck.searcher import (DuckSearcher, SearchBuffers, enumeration_value,
-                                   exception_value)
+from engines.duck.searcher import DuckSearcher, SearchBuffers, enumeration_value, exception_value
 from engines.duck.selfplay import MatchResult, match, parse_terms
 
 BENCH_HASH_MB = 64

@@ -13,10 +13,20 @@ from numba import njit
 from engines.duck.board import MAX_MOVES, MOVE_TO_SHIFT, S_DUCK, S_EP, S_KEY
 from engines.duck.evaluation import evaluate
 from engines.duck.kernels import (
-    drop_duck, generate_piece_moves, is_capture, pop_move, push_piece_move,
+    drop_duck,
+    generate_piece_moves,
+    is_capture,
+    pop_move,
+    push_piece_move,
 )
 from engines.duck.search_kernels import (
-    C_EVAL_TERMS, C_NODES, C_QUIESCENCE_PLY_LIMIT, INF, MATE, _terminal, leaf_value,
+    C_EVAL_TERMS,
+    C_NODES,
+    C_QUIESCENCE_PLY_LIMIT,
+    INF,
+    MATE,
+    _terminal,
+    leaf_value,
 )
 
 

@@ -17,7 +17,17 @@ import numpy as np
 from numba import njit
 
 from engines.duck.board import (
-    BISHOP, BLACK_BIT, KING, KNIGHT, KNIGHT_STEPS, PAWN, QUEEN, ROOK, S_KING, S_SIDE, STEPS,
+    BISHOP,
+    BLACK_BIT,
+    KING,
+    KNIGHT,
+    KNIGHT_STEPS,
+    PAWN,
+    QUEEN,
+    ROOK,
+    S_KING,
+    S_SIDE,
+    STEPS,
 )
 
 PIECE_VALUES = np.array([0, 100, 300, 320, 480, 900, 0, 0], dtype=np.int64)

@@ -19,8 +19,21 @@ import numpy as np
 from engines.base import Game, GameResult, MoveError, Option, Position, PositionError
 from engines.duck import notation
 from engines.duck.board import (
-    MAX_MOVES, MAX_PLY, MOVE_DUCK, PIECE_MOVE_MASK, S_DEPTH, S_DUCK, S_HALFMOVE,
-    S_KING, S_SIDE, SQUARE_NAMES, UNDO_SIZE, move_duck, move_from, move_to, with_duck,
+    MAX_MOVES,
+    MAX_PLY,
+    MOVE_DUCK,
+    PIECE_MOVE_MASK,
+    S_DEPTH,
+    S_DUCK,
+    S_HALFMOVE,
+    S_KING,
+    S_SIDE,
+    SQUARE_NAMES,
+    UNDO_SIZE,
+    move_duck,
+    move_from,
+    move_to,
+    with_duck,
 )
 
 MAX_FULL_MOVES = MAX_MOVES * 64

@@ -24,7 +24,15 @@ import numpy as np
 from numba import njit
 
 from engines.uttt.board import (
-    FULL, LINES, POPCOUNT, S_DRAWN, S_FORCED, S_SIDE, S_WON_X, S_X, WINNING_CELLS,
+    FULL,
+    LINES,
+    POPCOUNT,
+    S_DRAWN,
+    S_FORCED,
+    S_SIDE,
+    S_WON_X,
+    S_X,
+    WINNING_CELLS,
 )
 
 EVAL_LIMIT = 10000

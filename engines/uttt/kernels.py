@@ -13,9 +13,30 @@ import numpy as np
 from numba import njit
 
 from engines.uttt.board import (
-    DRAWN, FULL, HAS_LINE, O_WON, POPCOUNT, RESULT_NONE, S_DRAWN, S_FORCED, S_KEY, S_LAST, S_O,
-    S_PLY, S_RESULT, S_SIDE, S_WON_O, S_WON_X, S_X, STATE_SIZE, WINNING_CELLS, X_WON, Z_CELL,
-    Z_CLOSED, Z_FORCED, Z_SIDE,
+    DRAWN,
+    FULL,
+    HAS_LINE,
+    O_WON,
+    POPCOUNT,
+    RESULT_NONE,
+    S_DRAWN,
+    S_FORCED,
+    S_KEY,
+    S_LAST,
+    S_O,
+    S_PLY,
+    S_RESULT,
+    S_SIDE,
+    S_WON_O,
+    S_WON_X,
+    S_X,
+    STATE_SIZE,
+    WINNING_CELLS,
+    X_WON,
+    Z_CELL,
+    Z_CLOSED,
+    Z_FORCED,
+    Z_SIDE,
 )
 
 

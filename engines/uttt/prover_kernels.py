@@ -57,11 +57,27 @@ import numpy as np
 from numba import njit
 
 from engines.uttt.board import (
-    FULL, LINES, POPCOUNT, RESULT_NONE, S_DRAWN, S_FORCED, S_KEY, S_O, S_RESULT, S_SIDE,
-    S_WON_X, S_X, STATE_SIZE,
+    FULL,
+    LINES,
+    POPCOUNT,
+    RESULT_NONE,
+    S_DRAWN,
+    S_FORCED,
+    S_KEY,
+    S_O,
+    S_RESULT,
+    S_SIDE,
+    S_WON_X,
+    S_X,
+    STATE_SIZE,
 )
 from engines.uttt.kernels import (
-    closed_boards, copy_state, critical_boards, generate_moves, make_move, winning_move,
+    closed_boards,
+    copy_state,
+    critical_boards,
+    generate_moves,
+    make_move,
+    winning_move,
 )
 
 INF = np.int64(1) << 48          # "decided"; finite sums are capped at INF - 1

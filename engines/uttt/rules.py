@@ -23,8 +23,25 @@ import numpy as np
 
 from engines.base import Game, GameResult, MoveError, Option, Position, PositionError
 from engines.uttt.board import (
-    DRAWN, FULL, HAS_LINE, LETTERS, O_WON, RESULT_NONE, S_DRAWN, S_FORCED, S_KEY, S_LAST, S_O,
-    S_PLY, S_RESULT, S_SIDE, S_WON_O, S_WON_X, S_X, STATE_SIZE, X_WON,
+    DRAWN,
+    FULL,
+    HAS_LINE,
+    LETTERS,
+    O_WON,
+    RESULT_NONE,
+    S_DRAWN,
+    S_FORCED,
+    S_KEY,
+    S_LAST,
+    S_O,
+    S_PLY,
+    S_RESULT,
+    S_SIDE,
+    S_WON_O,
+    S_WON_X,
+    S_X,
+    STATE_SIZE,
+    X_WON,
 )
 
 SIDES = "XO"

@@ -202,8 +202,8 @@ def test_a_slow_gtp_play_is_not_charged_to_the_clock():
 
 
 def test_a_stalled_engine_without_a_clock_loses_and_the_match_goes_on():
-    from tournaments.referee import EnginePool, play_game
     from tournaments.records import GameJob
+    from tournaments.referee import EnginePool, play_game
 
     hanger = scripted("hanger", "hang", at=1, tc="depth=3")
     match = run("duck", [hanger, scripted("random", tc="depth=3")], games=2,

@@ -5,8 +5,21 @@ import pytest
 
 from engines.duck import kernels
 from engines.duck.board import (
-    ALL_SQUARES, KIND_CASTLE, MAX_MOVES, MAX_PLY, RAY_DIRECTION, RAY_DISTANCE, RAY_OFFSET, S_DEPTH,
-    S_DUCK, S_KEY, UNDO_SIZE, Z_DUCK, move_from, move_kind, move_to,
+    ALL_SQUARES,
+    KIND_CASTLE,
+    MAX_MOVES,
+    MAX_PLY,
+    RAY_DIRECTION,
+    RAY_DISTANCE,
+    RAY_OFFSET,
+    S_DEPTH,
+    S_DUCK,
+    S_KEY,
+    UNDO_SIZE,
+    Z_DUCK,
+    move_from,
+    move_kind,
+    move_to,
 )
 from tests.engines.duck.conftest import random_positions
 

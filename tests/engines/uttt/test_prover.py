@@ -16,7 +16,7 @@ from engines import get_game
 from engines.uttt import kernels as K
 from engines.uttt import prover_kernels as PK
 from engines.uttt.board import DRAWN, RESULT_NONE, S_RESULT, S_SIDE
-from engines.uttt.prover import Prover, ProofOutcome, prove
+from engines.uttt.prover import ProofOutcome, Prover, prove
 from engines.uttt.rules import UtttPosition
 from protocol.cli import main
 
