@@ -273,18 +273,38 @@ class Connect4Game(Game):
         fields = text.strip().split()
         if not fields:
             raise PositionError("empty FEN")
-        board = fields[0]
-        holdings = None
+        board, holdings = fields[0], None
         if "[" in board:
             if not board.endswith("]"):
                 raise PositionError(f"unclosed holdings in '{board}'")
             board, holdings = board[:-1].split("[", 1)
+        first, second, counts = self._stones(self._grid(board))
+        moves = counts[0] + counts[1]
+        if counts[0] - counts[1] not in (0, 1):
+            raise PositionError(f"{counts[0]} first-player stones and {counts[1]} "
+                                "second-player stones")
+        side = moves & 1
+        self._check_fields(fields, holdings, counts, side)
+        wins = [has_four(first, self.height), has_four(second, self.height)]
+        winner = None
+        if wins[0] and wins[1]:
+            raise PositionError("both players have four in a row")
+        if wins[0] or wins[1]:
+            winner = 0 if wins[0] else 1
+            if winner == side:
+                raise PositionError("the side to move already has four in a row")
+        cur = first if side == 0 else second
+        return Connect4Position(self, cur, first | second, moves, winner, None)
+
+    def _grid(self, board: str) -> list[list[Optional[int]]]:
+        """The placement field as grid[row][column] (row 0 at the bottom; None: empty)."""
         ranks = board.split("/")
         if len(ranks) != self.height:
             raise PositionError(f"FEN has {len(ranks)} ranks, the board has {self.height}")
         grid = []
         for text_rank in ranks:
-            row, number = [], ""
+            row: list[Optional[int]] = []
+            number = ""
             for char in text_rank + " ":
                 if char.isdecimal():
                     number += char
@@ -300,9 +320,14 @@ class Connect4Game(Game):
                     raise PositionError(f"unknown piece '{char}' in rank '{text_rank}'")
                 row.append(0 if char == "P" else 1)
             if len(row) != self.width:
-                raise PositionError(f"rank '{text_rank}' has {len(row)} cells, the board has {self.width}")
+                raise PositionError(f"rank '{text_rank}' has {len(row)} cells, the board has "
+                                    f"{self.width}")
             grid.append(row)
-        grid.reverse()  # grid[row][column], row 0 at the bottom
+        grid.reverse()
+        return grid
+
+    def _stones(self, grid: list[list[Optional[int]]]) -> tuple[int, int, list[int]]:
+        """Each player's bitboard and stone count; no stone may float above an empty cell."""
         first = second = 0
         counts = [0, 0]
         for column in range(self.width):
@@ -313,17 +338,19 @@ class Connect4Game(Game):
                     floating = True
                     continue
                 if floating:
-                    raise PositionError(f"stone at {FILES[column]}{row + 1} floats above an empty cell")
+                    raise PositionError(f"stone at {FILES[column]}{row + 1} floats above an "
+                                        "empty cell")
                 counts[owner] += 1
                 bit = 1 << (column * (self.height + 1) + row)
                 if owner == 0:
                     first |= bit
                 else:
                     second |= bit
-        moves = counts[0] + counts[1]
-        if counts[0] - counts[1] not in (0, 1):
-            raise PositionError(f"{counts[0]} first-player stones and {counts[1]} second-player stones")
-        side = moves & 1
+        return first, second, counts
+
+    def _check_fields(self, fields: list[str], holdings: Optional[str], counts: list[int],
+                      side: int) -> None:
+        """The side to move, the holdings and the counters must agree with the stones."""
         if len(fields) > 1:
             if fields[1] not in ("w", "b"):
                 raise PositionError(f"side to move '{fields[1]}' is not w or b")
@@ -339,17 +366,6 @@ class Connect4Game(Game):
                 raise PositionError(f"counter '{counter}' is not a number")
         if len(fields) > 6:
             raise PositionError(f"unexpected text after the FEN: '{' '.join(fields[6:])}'")
-        wins = [has_four(first, self.height), has_four(second, self.height)]
-        winner = None
-        if wins[0] and wins[1]:
-            raise PositionError("both players have four in a row")
-        if wins[0] or wins[1]:
-            winner = 0 if wins[0] else 1
-            if winner == side:
-                raise PositionError("the side to move already has four in a row")
-        mask = first | second
-        cur = first if side == 0 else second
-        return Connect4Position(self, cur, mask, moves, winner, None)
 
     def resized(self, width: int, height: int) -> "Connect4Game":
         return Connect4Game(width, height)
