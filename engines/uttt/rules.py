@@ -330,64 +330,80 @@ class UtttGame(Game):
         state[S_SIDE] = SIDES.index(side_text)
         state[S_FORCED] = -1
         state[S_LAST] = -1
-        x_count = o_count = 0
-        for board, cells in enumerate(boards):
-            for cell, char in enumerate(cells):
-                if char == "X":
-                    state[S_X + board] |= 1 << cell
-                    x_count += 1
-                elif char == "O":
-                    state[S_O + board] |= 1 << cell
-                    o_count += 1
-        if global_text.count("@") > 1:
-            raise PositionError("more than one board is marked '@'")
-        for board, status in enumerate(global_text):
-            x_cells, o_cells = int(state[S_X + board]), int(state[S_O + board])
-            x_line, o_line = bool(HAS_LINE[x_cells]), bool(HAS_LINE[o_cells])
-            full = (x_cells | o_cells) == FULL
-            name = LETTERS[board]
-            if x_line and o_line:
-                raise PositionError(f"board {name} has a line of X and a line of O")
-            if status == "X":
-                if not x_line:
-                    raise PositionError(f"board {name} is marked won by X without an X line")
-                state[S_WON_X] |= 1 << board
-            elif status == "O":
-                if not o_line:
-                    raise PositionError(f"board {name} is marked won by O without an O line")
-                state[S_WON_O] |= 1 << board
-            elif status == "#":
-                if not full or x_line or o_line:
-                    raise PositionError(f"board {name} is marked drawn but is not full "
-                                        "without a line")
-                state[S_DRAWN] |= 1 << board
-            else:
-                if x_line or o_line or full:
-                    raise PositionError(f"board {name} is marked open but is closed")
-                if status == "@":
-                    state[S_FORCED] = board
+        x_count, o_count = _place_marks(state, boards)
+        _mark_boards(state, global_text)
         # X moves first: X has as many marks as O (X to move) or one more (O to move)
         if x_count - o_count != int(state[S_SIDE]):
             raise PositionError(f"{x_count} X and {o_count} O marks do not fit {side_text} "
                                 "to move")
         state[S_PLY] = x_count + o_count
-        won_x, won_o = int(state[S_WON_X]), int(state[S_WON_O])
-        if HAS_LINE[won_x] and HAS_LINE[won_o]:
-            raise PositionError("both players have three boards in a row")
-        closed = won_x | won_o | int(state[S_DRAWN])
-        if HAS_LINE[won_x if state[S_SIDE] == 0 else won_o]:
-            raise PositionError(f"{side_text} to move has already won: the last move was the "
-                                "other side's")
-        if HAS_LINE[won_x]:
-            state[S_RESULT] = X_WON
-        elif HAS_LINE[won_o]:
-            state[S_RESULT] = O_WON
-        elif closed == FULL:
-            state[S_RESULT] = DRAWN
-        else:
-            state[S_RESULT] = RESULT_NONE
-        if state[S_RESULT] != RESULT_NONE and state[S_FORCED] >= 0:
-            raise PositionError("a finished game has no board to play in ('@')")
+        _set_result(state, side_text)
         state[S_KEY] = _kernels().compute_key(state)
         return UtttPosition(self, state)
 
+
+
+def _place_marks(state: np.ndarray, boards: list[str]) -> tuple[int, int]:
+    """Put the boards' X and O marks on `state`; returns how many of each."""
+    x_count = o_count = 0
+    for board, cells in enumerate(boards):
+        for cell, char in enumerate(cells):
+            if char == "X":
+                state[S_X + board] |= 1 << cell
+                x_count += 1
+            elif char == "O":
+                state[S_O + board] |= 1 << cell
+                o_count += 1
+    return x_count, o_count
+
+
+def _mark_boards(state: np.ndarray, global_text: str) -> None:
+    """The global field: each board's status, checked against its marks, and the forced one."""
+    if global_text.count("@") > 1:
+        raise PositionError("more than one board is marked '@'")
+    for board, status in enumerate(global_text):
+        x_cells, o_cells = int(state[S_X + board]), int(state[S_O + board])
+        x_line, o_line = bool(HAS_LINE[x_cells]), bool(HAS_LINE[o_cells])
+        full = (x_cells | o_cells) == FULL
+        name = LETTERS[board]
+        if x_line and o_line:
+            raise PositionError(f"board {name} has a line of X and a line of O")
+        if status == "X":
+            if not x_line:
+                raise PositionError(f"board {name} is marked won by X without an X line")
+            state[S_WON_X] |= 1 << board
+        elif status == "O":
+            if not o_line:
+                raise PositionError(f"board {name} is marked won by O without an O line")
+            state[S_WON_O] |= 1 << board
+        elif status == "#":
+            if not full or x_line or o_line:
+                raise PositionError(f"board {name} is marked drawn but is not full "
+                                    "without a line")
+            state[S_DRAWN] |= 1 << board
+        else:
+            if x_line or o_line or full:
+                raise PositionError(f"board {name} is marked open but is closed")
+            if status == "@":
+                state[S_FORCED] = board
+
+
+def _set_result(state: np.ndarray, side_text: str) -> None:
+    """The game's result from the closed boards; the side to move cannot have won already."""
+    won_x, won_o = int(state[S_WON_X]), int(state[S_WON_O])
+    if HAS_LINE[won_x] and HAS_LINE[won_o]:
+        raise PositionError("both players have three boards in a row")
+    closed = won_x | won_o | int(state[S_DRAWN])
+    if HAS_LINE[won_x if state[S_SIDE] == 0 else won_o]:
+        raise PositionError(f"{side_text} to move has already won: the last move was the "
+                            "other side's")
+    if HAS_LINE[won_x]:
+        state[S_RESULT] = X_WON
+    elif HAS_LINE[won_o]:
+        state[S_RESULT] = O_WON
+    elif closed == FULL:
+        state[S_RESULT] = DRAWN
+    else:
+        state[S_RESULT] = RESULT_NONE
+    if state[S_RESULT] != RESULT_NONE and state[S_FORCED] >= 0:
+        raise PositionError("a finished game has no board to play in ('@')")
