@@ -28,7 +28,8 @@ INCREMENT_SHARE = 0.75
 MAX_SHARE = 0.4  # of the remaining time, for one move
 LAST_MOVE_SHARE = 0.8  # when the move is the last before the time control
 MIN_BUDGET_MS = 5
-RESERVE_OVERHEADS = 5  # move overheads a clock keeps in reserve (150 ms at the default 30 ms)
+DEFAULT_MOVE_OVERHEAD_MS = 30  # the `Move Overhead` option's default
+RESERVE_OVERHEADS = 5  # move overheads a clock keeps in reserve (150 ms at the default)
 
 
 def move_budget_ms(limits: Limits, side: int) -> Optional[int]:

@@ -40,7 +40,12 @@ from engines.base import (
     SearchResult,
     new_stop_flag,
 )
-from engines.timeman import after_overhead, freeze_long_lived_objects, move_budget_ms
+from engines.timeman import (
+    DEFAULT_MOVE_OVERHEAD_MS,
+    after_overhead,
+    freeze_long_lived_objects,
+    move_budget_ms,
+)
 
 MAX_MULTIPV = 500
 
@@ -59,7 +64,7 @@ PROTOCOL_OPTIONS = [
     Option("UCI_Variant", "combo", DEFAULT_GAMES["uci"], apply=_select_variant),
     Option("MultiPV", "spin", 1, 1, MAX_MULTIPV),
     Option("Ponder", "check", False),
-    Option("Move Overhead", "spin", 30, 0, 5000),
+    Option("Move Overhead", "spin", DEFAULT_MOVE_OVERHEAD_MS, 0, 5000),
     Option("UCI_ShowWDL", "check", False),
     Option("UCI_AnalyseMode", "check", False),
     Option("Clear Hash", "button", apply=_clear_hash),

@@ -27,8 +27,7 @@ from datetime import date
 from typing import TextIO
 
 from engines.base import Limits
-from engines.timeman import after_overhead, move_budget_ms
-from protocol.session import PROTOCOL_OPTIONS  # only for the default Move Overhead
+from engines.timeman import DEFAULT_MOVE_OVERHEAD_MS, after_overhead, move_budget_ms
 from tournaments import EngineConfig, Match, TimeControl
 from tournaments.records import GameRecord
 from tournaments.timecontrol import Clock, go_fields
@@ -90,8 +89,7 @@ def run_row(variant: str, control: TimeControl, games: int, concurrency: int) ->
     engines = [EngineConfig(name=name, command=list(ENGINE_COMMAND), protocol="uci", tc=control)
                for name in ("mallard-1", "mallard-2")]
     match = Match(variant, engines, games=games, concurrency=concurrency, seed=1).run()
-    overhead = next(int(option.default) for option in PROTOCOL_OPTIONS
-                    if option.name == "Move Overhead")
+    overhead = DEFAULT_MOVE_OVERHEAD_MS  # the engines run with the option's default
     taken, ratios, overshoots = [], [], []
     for record in match.records:
         for took, allowed, budget in move_timings(record, overhead):
