@@ -1,4 +1,4 @@
-"""What every game's benchmarks share: the bench signature a game declares.
+"""What every game's benchmarks share: the bench signature a game declares, and timed perfts.
 
 A bench signature (Stockfish's `bench`) is the total number of nodes searched over a fixed set of
 positions at a fixed depth, each from an empty table, with fixed engine options. It depends on
@@ -11,7 +11,11 @@ The searches themselves run through a protocol session, as a client's `go depth 
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
+from typing import Iterable, Iterator, Optional
+
+from engines.base import Game
 
 
 @dataclass(frozen=True)
@@ -23,3 +27,39 @@ class BenchSignature:
     positions: tuple[str, ...]
     depth: int
     options: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class PerftRow:
+    """One perft to time: `position` a text the game reads (None: the start position) counted
+    `depth` moves deep (`bulk`: the last ply counted without being played, where the game can);
+    `expected` the published count, None when there is none."""
+
+    label: str
+    position: Optional[str]
+    depth: int
+    expected: Optional[int]
+    bulk: bool = True
+
+
+@dataclass(frozen=True)
+class PerftTiming:
+    row: PerftRow
+    leaves: int
+    seconds: float
+
+    @property
+    def correct(self) -> Optional[bool]:
+        """Whether the count matches the reference; None when there is none."""
+        return None if self.row.expected is None else self.leaves == self.row.expected
+
+
+def time_perfts(game: Game, rows: Iterable[PerftRow]) -> Iterator[PerftTiming]:
+    """Each row's perft in `game`, timed (the compiled code is loaded before the first)."""
+    game.start_position().perft(2)
+    for row in rows:
+        position = game.parse_position(row.position) if row.position else game.start_position()
+        started = time.perf_counter()
+        leaves = position.perft(row.depth, row.bulk)
+        yield PerftTiming(row, leaves, time.perf_counter() - started)
+

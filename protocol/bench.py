@@ -162,7 +162,7 @@ def bench_duck_perft(reference=None, out: TextIO = sys.stdout) -> int:
                  "yes" if timing.correct else f"NO ({row.expected:,})", f"{seconds:.3f}",
                  f"{timing.leaves / seconds / 1e6:,.0f}"]
         if engine is not None:
-            ref_leaves, ref_seconds = engine.perft(row.fen, row.depth)
+            ref_leaves, ref_seconds = engine.perft(row.position, row.depth)
             failures += ref_leaves != row.expected
             cells += [f"{ref_seconds:.3f}", f"{ref_seconds / seconds:.1f}x"]
         out.write(_table_row(cells, header) + "\n")

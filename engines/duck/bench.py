@@ -21,8 +21,9 @@ import time
 from dataclasses import dataclass
 from typing import Iterable, Iterator, Optional
 
+from engines import bench
 from engines.base import Limits, Score
-from engines.bench import BenchSignature
+from engines.bench import BenchSignature, PerftRow, PerftTiming
 from engines.duck.rules import DuckGame
 from engines.duck.searcher import DuckSearcher, SearchBuffers, enumeration_value, exception_value
 from engines.duck.selfplay import MatchResult, match, parse_terms
@@ -34,44 +35,16 @@ BENCH_HASH_MB = 64
 ROW_3 = "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p*1P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1"
 
 
-@dataclass(frozen=True)
-class PerftRow:
-    """One perft to time: `fen` None for the start position; `expected` the published count."""
-
-    label: str
-    fen: Optional[str]
-    depth: int
-    bulk: bool
-    expected: int
-
-
 PERFT_ROWS = (
-    PerftRow("startpos", None, 3, True, 249921262),
-    PerftRow("row 3", ROW_3, 2, True, 1771254),
-    PerftRow("row 3", ROW_3, 3, True, 2572846482),
-    PerftRow("startpos", None, 3, False, 249921262),
+    PerftRow("startpos", None, 3, 249921262),
+    PerftRow("row 3", ROW_3, 2, 1771254),
+    PerftRow("row 3", ROW_3, 3, 2572846482),
+    PerftRow("startpos", None, 3, 249921262, bulk=False),
 )
 
 
-@dataclass(frozen=True)
-class PerftTiming:
-    row: PerftRow
-    leaves: int
-    seconds: float
-
-    @property
-    def correct(self) -> bool:
-        return self.leaves == self.row.expected
-
-
 def time_perfts(rows: Iterable[PerftRow] = PERFT_ROWS) -> Iterator[PerftTiming]:
-    game = DuckGame()
-    game.start_position().perft(2)  # compile (or load the compiled code) outside the timings
-    for row in rows:
-        position = game.parse_position(row.fen) if row.fen else game.start_position()
-        started = time.perf_counter()
-        leaves = position.perft(row.depth, row.bulk)
-        yield PerftTiming(row, leaves, time.perf_counter() - started)
+    return bench.time_perfts(DuckGame(), rows)
 
 
 # --- search -----------------------------------------------------------------------------------

@@ -21,26 +21,16 @@ time only in later positions, and a time slice would make the node count depend 
 from __future__ import annotations
 
 import random
-import time
 from dataclasses import dataclass
 from typing import Iterable, Iterator, Optional
 
-from engines.bench import BenchSignature
+from engines import bench
+from engines.bench import BenchSignature, PerftRow, PerftTiming
 from engines.uttt.prover import ProofOutcome, Prover
 from engines.uttt.rules import UtttGame, UtttPosition
 
 MID_GAME = ("X;...@.....;.XO....../...O....O/...X..X.X/...O.X.O./.......O./..O....../"
             "O.O....../.X.XX..../X.....XO.")
-
-
-@dataclass(frozen=True)
-class PerftRow:
-    """One perft to time: `text` None for the start position; `expected` None when unknown."""
-
-    label: str
-    text: Optional[str]
-    depth: int
-    expected: Optional[int]
 
 
 PERFT_ROWS = (
@@ -122,27 +112,9 @@ def random_game(rng: random.Random) -> list[UtttPosition]:
 
 # --- perft ------------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class PerftTiming:
-    row: PerftRow
-    leaves: int
-    seconds: float
-
-    @property
-    def correct(self) -> Optional[bool]:
-        """Whether the count matches the reference; None when there is none."""
-        return None if self.row.expected is None else self.leaves == self.row.expected
-
-
 def time_perfts(rows: Iterable[PerftRow] = PERFT_ROWS) -> Iterator[PerftTiming]:
     """Each row's perft (finished games are leaves; the last ply is counted), timed."""
-    game = UtttGame()
-    game.start_position().perft(2)  # compile (or load the compiled code) outside the timings
-    for row in rows:
-        position = game.parse_position(row.text) if row.text else game.start_position()
-        started = time.perf_counter()
-        leaves = position.perft(row.depth)
-        yield PerftTiming(row, leaves, time.perf_counter() - started)
+    return bench.time_perfts(UtttGame(), rows)
 
 
 # --- the prover with and without the critical-board analysis ----------------------------------
