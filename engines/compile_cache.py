@@ -22,6 +22,7 @@ import importlib.abc
 import importlib.util
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import threading
@@ -180,7 +181,7 @@ def _install(caching) -> None:
 
 def _type_calls_without_constants(dispatcher_module) -> None:
     """Make numba type a call between our kernels with the arguments' plain types."""
-    from numba.core import types
+    from numba.core import types  # numba is loading now: this runs from its import hook
 
     dispatcher_class = dispatcher_module.Dispatcher
     if getattr(dispatcher_class, "_mallard_plain_calls", False):
@@ -265,8 +266,6 @@ def in_background(code: str):
     """A Python process running `code` (which compiles kernels into the cache, or fills another
     cache) on another core while this process compiles the rest of a first run; the caller
     waits for it before using what it fills. None when no process can be started."""
-    import subprocess
-
     try:
         return subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.DEVNULL,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

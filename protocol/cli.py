@@ -117,6 +117,8 @@ class _Parser(argparse.ArgumentParser):
 
 
 # --- the subcommands -------------------------------------------------------------------------
+# Each imports what it runs when it runs: `mallard uci` and `--version` start without the
+# benchmarks, the match runner, the book builder or the prover's tools.
 
 def _serve(args) -> int:
     from protocol.server import serve

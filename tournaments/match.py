@@ -16,6 +16,7 @@ a full collection holds every thread, the readers that timestamp the engines' re
 from __future__ import annotations
 
 import json
+import math
 import random
 import threading
 from concurrent.futures import FIRST_COMPLETED, wait
@@ -318,6 +319,5 @@ class Match:
 
 
 def _finite(value: float) -> Optional[float]:
-    import math
 
     return value if math.isfinite(value) else None

@@ -23,7 +23,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
-from tournaments.timecontrol import Clock, TimeControl
+from tournaments.timecontrol import Clock, TimeControl, go_fields, ugi_go_fields
 
 PROTOCOLS = ("uci", "ugi", "gtp")
 
@@ -344,8 +344,6 @@ class UciPlayer(Player):
         return text + (" moves " + " ".join(moves) if moves else "")
 
     def go_command(self, side: int, clocks: list[Clock]) -> str:
-        from tournaments.timecontrol import go_fields
-
         fields = go_fields(clocks[0], clocks[1], side == 0)
         return "go " + " ".join(f"{key} {value}" for key, value in fields.items()) \
             if fields else "go infinite"
@@ -387,8 +385,6 @@ class UgiPlayer(UciPlayer):
     hello, hello_ok, new_game_command = "ugi", "ugiok", "uginewgame"
 
     def go_command(self, side: int, clocks: list[Clock]) -> str:
-        from tournaments.timecontrol import ugi_go_fields
-
         fields = ugi_go_fields(clocks[0], clocks[1], side == 0)
         return "go " + " ".join(f"{key} {value}" for key, value in fields.items()) \
             if fields else "go infinite"

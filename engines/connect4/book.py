@@ -24,6 +24,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from functools import cached_property
+from importlib.resources import as_file, files
 from pathlib import Path
 from typing import Optional
 
@@ -183,7 +184,7 @@ def convert_bitbully_in_background():
 
 def bitbully_source() -> Optional[Path]:
     try:
-        from bitbully_databases import BitBullyDatabases
+        from bitbully_databases import BitBullyDatabases  # large: loaded for a conversion only
     except ImportError:
         return None
     return Path(BitBullyDatabases.get_database_path("12-ply-dist"))
@@ -246,7 +247,6 @@ def shipped_book(width: int, height: int) -> Optional[Book]:
     name = SHIPPED_BOOKS.get((width, height))
     if name is None:
         return None
-    from importlib.resources import as_file, files
 
     with as_file(files("engines.connect4").joinpath("data", name)) as path:
         if not path.exists():

@@ -13,9 +13,11 @@ from __future__ import annotations
 import math
 import random
 from dataclasses import dataclass
+from multiprocessing import get_context
 from typing import Optional
 
 from engines.base import Limits
+from engines.duck.rules import DuckGame
 from engines.duck.searcher import DuckSearcher
 
 TERM_NAMES = {"mobility": 1, "king": 2, "pawns": 4}
@@ -65,8 +67,6 @@ def play_game(start, white, black, nodes: int, max_plies: int) -> tuple[Optional
 
 def _play_pair(job):
     """Both colours of one opening; returns the points of configuration A in each game."""
-    from engines.duck.rules import DuckGame
-
     terms_a, terms_b, seed, nodes, max_plies, opening_plies = job
     game = DuckGame()
     start = random_opening(game, random.Random(seed), opening_plies)
@@ -119,8 +119,6 @@ def match(terms_a: int, terms_b: int, pairs: int, nodes: int, seed: int = 1, job
     jobs_list = [(terms_a, terms_b, seed * 100003 + i, nodes, max_plies, opening_plies)
                  for i in range(pairs)]
     if jobs > 1:
-        from multiprocessing import get_context
-
         with get_context("spawn").Pool(jobs) as pool:
             results = pool.map(_play_pair, jobs_list)
     else:
