@@ -24,7 +24,9 @@ from engines.duck.board import (
 )
 from engines.duck.evaluation import TERM_MOBILITY, TERM_PAWNS
 from engines.duck.rules import DEFAULT_HASH_MB, MAX_HASH_MB
-from engines.search_common import widened_window
+from engines.search_common import (
+    C_ABORTED, C_NODE_LIMIT, C_NODES, C_SELDEPTH, INF, MATE, widened_window,
+)
 from engines.tables import check_hash_mb, install_table, slots_for
 from engines.timeman import clock_start, deadline
 from engines.watchdog import Watchdog, elapsed_ms
@@ -62,11 +64,11 @@ class SearchBuffers:
     def start(self, node_limit: int = 0, quiescence: bool = True,
               quiescence_ply_limit: int = SK.MAX_SEARCH_PLY, same_depth_only: bool = False,
               eval_terms: int = DEFAULT_TERMS):
-        self.ctx[SK.C_NODES] = 0
+        self.ctx[C_NODES] = 0
         self.ctx[SK.C_QNODES] = 0
-        self.ctx[SK.C_ABORTED] = 0
-        self.ctx[SK.C_SELDEPTH] = 0
-        self.ctx[SK.C_NODE_LIMIT] = node_limit
+        self.ctx[C_ABORTED] = 0
+        self.ctx[C_SELDEPTH] = 0
+        self.ctx[C_NODE_LIMIT] = node_limit
         self.ctx[SK.C_QSEARCH] = int(quiescence)
         self.ctx[SK.C_QUIESCENCE_PLY_LIMIT] = quiescence_ply_limit
         self.ctx[SK.C_TT_SAME_DEPTH] = int(same_depth_only)
@@ -81,7 +83,7 @@ class SearchBuffers:
 
     @property
     def nodes(self) -> int:
-        return int(self.ctx[SK.C_NODES])
+        return int(self.ctx[C_NODES])
 
 
 def root_state(position) -> np.ndarray:
@@ -101,7 +103,7 @@ def exception_value(position, depth: int, quiescence: bool, quiescence_ply_limit
     root_moves = np.array(position.piece_moves(), dtype=np.int64)
     values = np.zeros(len(root_moves), dtype=np.int64)
     ducks = np.zeros(len(root_moves), dtype=np.int64)
-    buffers.root(root_state(position), depth, -SK.INF, SK.INF, root_moves, values, ducks)
+    buffers.root(root_state(position), depth, -INF, INF, root_moves, values, ducks)
     return int(values.max()), buffers.nodes
 
 
@@ -114,16 +116,16 @@ def enumeration_value(position, depth: int, quiescence: bool, quiescence_ply_lim
     buffers.start(quiescence=quiescence, quiescence_ply_limit=quiescence_ply_limit,
                   eval_terms=eval_terms)
     value = enumerate_search(root_state(position), buffers.undo, buffers.moves, buffers.ctx,
-                             0, depth, -SK.INF, SK.INF, quiescence)
+                             0, depth, -INF, INF, quiescence)
     return int(value), buffers.nodes
 
 
 def uci_score(value: int) -> Score:
     """Centipawns, or mate in moves of the side to move (a king capture or a fowling win)."""
     if value > SK.MATE_BOUND:
-        return Score.mate((SK.MATE - value + 1) // 2)
+        return Score.mate((MATE - value + 1) // 2)
     if value < -SK.MATE_BOUND:
-        return Score.mate(-((SK.MATE + value + 1) // 2))
+        return Score.mate(-((MATE + value + 1) // 2))
     return Score.cp(value)
 
 
@@ -175,7 +177,7 @@ class DuckSearcher(Searcher):
                     if line == 0 and depth > 2:
                         alpha, beta = best_value - ASPIRATION, best_value + ASPIRATION
                     else:
-                        alpha, beta = -SK.INF, SK.INF
+                        alpha, beta = -INF, INF
                     if not self._iterate(state, depth, alpha, beta, root_moves[rest],
                                          values[rest], ducks[rest]):
                         break
@@ -193,12 +195,12 @@ class DuckSearcher(Searcher):
                 if on_info:
                     for number, (value, move) in enumerate(lines, 1):
                         line_pv = pv if number == 1 else self._principal_variation(position, move)
-                        on_info(SearchInfo(depth=depth, seldepth=int(buffers.ctx[SK.C_SELDEPTH]),
+                        on_info(SearchInfo(depth=depth, seldepth=int(buffers.ctx[C_SELDEPTH]),
                                            score=uci_score(value), nodes=buffers.nodes,
                                            time_ms=elapsed_ms(started), pv=line_pv,
                                            hashfull=self._hashfull(),
                                            multipv=number if lines_wanted > 1 else None))
-                if abs(best_value) > SK.MATE_BOUND and depth >= SK.MATE - abs(best_value):
+                if abs(best_value) > SK.MATE_BOUND and depth >= MATE - abs(best_value):
                     break  # a forced result no deeper search can change
         finally:
             watchdog.finish()
@@ -207,7 +209,7 @@ class DuckSearcher(Searcher):
             pv = [best_move]
         return SearchResult(best_move, pv[1] if len(pv) > 1 else None, uci_score(best_value),
                             pv, completed_depth, buffers.nodes, elapsed_ms(started),
-                            stopped=bool(buffers.ctx[SK.C_ABORTED]))
+                            stopped=bool(buffers.ctx[C_ABORTED]))
 
     def _iterate(self, state, depth: int, alpha: int, beta: int, root_moves: np.ndarray,
                  values: np.ndarray, ducks: np.ndarray) -> bool:
@@ -217,10 +219,10 @@ class DuckSearcher(Searcher):
         delta = ASPIRATION
         while True:
             done = buffers.root(state, depth, alpha, beta, root_moves, values, ducks)
-            if done < len(root_moves) or buffers.ctx[SK.C_ABORTED]:
+            if done < len(root_moves) or buffers.ctx[C_ABORTED]:
                 return False
             delta *= 4
-            window = widened_window(int(values.max()), alpha, beta, delta, SK.INF)
+            window = widened_window(int(values.max()), alpha, beta, delta, INF)
             if window is None:
                 return True
             alpha, beta = window

@@ -34,7 +34,9 @@ recursive call site it resolves (see engines.compile_cache for how calls are typ
 import numpy as np
 from numba import njit
 
-from engines.search_common import pick_best, score_from_table, score_to_table
+from engines.search_common import (
+    C_ABORTED, C_SELDEPTH, INF, MATE, count_node, pick_best, score_from_table, score_to_table,
+)
 
 from engines.uttt.board import (
     DRAWN, FULL, HAS_LINE, MAX_MOVES, RESULT_NONE, S_KEY, S_RESULT, S_SIDE, S_X, STATE_SIZE,
@@ -46,13 +48,12 @@ from engines.uttt.kernels import (
     winning_move,
 )
 
-INF = 32000
-MATE = 30000
 MATE_BOUND = MATE - 200
 MAX_PLY = 96  # rows of the stack beyond the root: a game has at most 81 moves
 
-# ctx layout
-C_NODES, C_ABORTED, C_NODE_LIMIT, C_SELDEPTH, C_TT_MASK, C_GEN, C_LMR = range(7)
+# ctx layout: the header of engines.search_common (C_NODES, C_ABORTED, C_NODE_LIMIT,
+# C_SELDEPTH), then
+C_TT_MASK, C_GEN, C_LMR = 4, 5, 6
 C_KILLERS = 16                       # two per ply
 C_HISTORY = C_KILLERS + 2 * MAX_PLY  # side * 81 + move
 CTX_SIZE = C_HISTORY + 2 * 81
@@ -70,14 +71,6 @@ KEY_KILLER = 1 << 28
 KEY_FREE_MOVE = 1 << 30      # subtracted: the opponent may play anywhere
 KEY_SENDS_WIN = 1 << 29      # subtracted: the opponent can win the board it is sent to
 KEY_LOSING = 1 << 36         # subtracted: the opponent wins the game at once
-
-
-@njit(cache=True, nogil=True)
-def _poll(ctx, stop):
-    ctx[C_NODES] += 1
-    if (ctx[C_NODES] & POLL_MASK) == 0:
-        if stop[0] != 0 or (ctx[C_NODE_LIMIT] > 0 and ctx[C_NODES] >= ctx[C_NODE_LIMIT]):
-            ctx[C_ABORTED] = 1
 
 
 @njit(cache=True, nogil=True)
@@ -212,7 +205,7 @@ def search(stack, moves, order, pv, ctx, tt, stop, ply, depth, alpha, beta):
         if result == DRAWN:
             return 0
         return -(MATE - ply)  # the previous move won the game
-    _poll(ctx, stop)
+    count_node(ctx, stop, POLL_MASK)
     if ctx[C_ABORTED]:
         return 0
     if ply > ctx[C_SELDEPTH]:

@@ -35,7 +35,9 @@ import numpy as np
 
 from engines import compile_cache
 from engines.base import GameError, Limits, Score, SearchInfo, SearchResult, Searcher
-from engines.search_common import widened_window
+from engines.search_common import (
+    C_ABORTED, C_NODE_LIMIT, C_NODES, C_SELDEPTH, INF, MATE, widened_window,
+)
 from engines.timeman import clock_start, deadline, move_budget_ms
 from engines.uttt import kernels as K
 from engines.uttt import search_kernels as SK
@@ -140,10 +142,10 @@ class SearchBuffers:
 
     def start(self, state: np.ndarray, node_limit: int = 0) -> None:
         self.stack[0] = state
-        self.ctx[SK.C_NODES] = 0
-        self.ctx[SK.C_ABORTED] = 0
-        self.ctx[SK.C_SELDEPTH] = 0
-        self.ctx[SK.C_NODE_LIMIT] = node_limit
+        self.ctx[C_NODES] = 0
+        self.ctx[C_ABORTED] = 0
+        self.ctx[C_SELDEPTH] = 0
+        self.ctx[C_NODE_LIMIT] = node_limit
         self.ctx[SK.C_GEN] = (self.ctx[SK.C_GEN] + 1) & 0x3F
         SK.age_history(self.ctx)
         self.stop[0] = 0
@@ -155,15 +157,15 @@ class SearchBuffers:
                                       self.tt, self.stop, np.int64(depth), np.int64(alpha),
                                       np.int64(beta), root_moves, values,
                                       np.int64(len(root_moves))))
-        limit = int(self.ctx[SK.C_NODE_LIMIT])
-        self.ctx[SK.C_NODE_LIMIT] = 0
+        limit = int(self.ctx[C_NODE_LIMIT])
+        self.ctx[C_NODE_LIMIT] = 0
         try:
             return int(SK.search_root(self.stack, self.moves, self.order, self.pv, self.ctx,
                                       self.tt, self.never, np.int64(depth), np.int64(alpha),
                                       np.int64(beta), root_moves, values,
                                       np.int64(len(root_moves))))
         finally:
-            self.ctx[SK.C_NODE_LIMIT] = limit
+            self.ctx[C_NODE_LIMIT] = limit
 
     def order_root(self, root_moves: np.ndarray) -> None:
         SK.order_root(self.stack, self.moves, self.order, self.ctx, self.tt, root_moves,
@@ -175,11 +177,11 @@ class SearchBuffers:
 
     @property
     def nodes(self) -> int:
-        return int(self.ctx[SK.C_NODES])
+        return int(self.ctx[C_NODES])
 
     @property
     def aborted(self) -> bool:
-        return bool(self.ctx[SK.C_ABORTED])
+        return bool(self.ctx[C_ABORTED])
 
     def hashfull(self) -> int:
         return int(SK.hashfull(self.tt, self.ctx))
@@ -188,9 +190,9 @@ class SearchBuffers:
 def uci_score(value: int, exact_draw: bool = False) -> Score:
     """Centipawns, or mate in moves of the side to move."""
     if value > SK.MATE_BOUND:
-        return Score.mate((SK.MATE - value + 1) // 2)
+        return Score.mate((MATE - value + 1) // 2)
     if value < -SK.MATE_BOUND:
-        return Score.mate(-((SK.MATE + value + 1) // 2))
+        return Score.mate(-((MATE + value + 1) // 2))
     return Score.cp(value, exact=exact_draw and value == 0)
 
 
@@ -319,7 +321,7 @@ class UtttSearcher(Searcher):
         if check_draw and budget is not None:
             search_deadline = started + budget * (1 - DRAW_CHECK_SHARE) / 1000
         if node_limit:
-            self.buffers.ctx[SK.C_NODE_LIMIT] = max(1, node_limit - prover_nodes)
+            self.buffers.ctx[C_NODE_LIMIT] = max(1, node_limit - prover_nodes)
         buffers = self.buffers
         watchdog = Watchdog(lambda: buffers.stop.__setitem__(0, 1), stop_flag, search_deadline)
         watchdog.start()
@@ -352,7 +354,7 @@ class UtttSearcher(Searcher):
         multipv = 1 if limits.multipv and limits.multipv > 1 else None
         if on_info and (reported is None or reported.score != score
                         or list(reported.pv[:1]) != [best_move]):
-            on_info(SearchInfo(depth=depth, seldepth=int(buffers.ctx[SK.C_SELDEPTH]),
+            on_info(SearchInfo(depth=depth, seldepth=int(buffers.ctx[C_SELDEPTH]),
                                score=score, nodes=nodes, time_ms=time_ms, pv=pv,
                                hashfull=buffers.hashfull(), multipv=multipv))
         return SearchResult(best_move, pv[1] if len(pv) > 1 else None, score, pv, depth, nodes,
@@ -384,7 +386,7 @@ class UtttSearcher(Searcher):
                 if line == 0 and depth > 2 and abs(best_value) <= SK.MATE_BOUND:
                     alpha, beta = best_value - ASPIRATION, best_value + ASPIRATION
                 else:
-                    alpha, beta = -SK.INF, SK.INF
+                    alpha, beta = -INF, INF
                 if not self._iterate(depth, alpha, beta, root_moves[rest], values[rest],
                                      stoppable=depth > 1 or line > 0):
                     break
@@ -402,11 +404,11 @@ class UtttSearcher(Searcher):
             exact = depth >= open_cells
             if is_win(best_value):
                 self.proofs[position.key()] = Proof(1, best_move, pv, "search",
-                                                    SK.MATE - best_value)
+                                                    MATE - best_value)
             if on_info:
                 for number, (value, move, line_pv) in enumerate(lines, 1):
                     last = SearchInfo(
-                        depth=depth, seldepth=int(buffers.ctx[SK.C_SELDEPTH]),
+                        depth=depth, seldepth=int(buffers.ctx[C_SELDEPTH]),
                         score=uci_score(value, exact), nodes=buffers.nodes + prover_nodes,
                         time_ms=elapsed_ms(started),
                         pv=pv if number == 1 else self._extend_pv(position, line_pv),
@@ -415,10 +417,10 @@ class UtttSearcher(Searcher):
                     on_info(last)
             if exact:
                 break  # solved: every line ends with the game
-            if abs(best_value) > SK.MATE_BOUND and depth >= SK.MATE - abs(best_value):
+            if abs(best_value) > SK.MATE_BOUND and depth >= MATE - abs(best_value):
                 break  # a forced result no deeper search can change
             if mate_plies is not None and is_win(best_value) \
-                    and SK.MATE - best_value <= mate_plies:
+                    and MATE - best_value <= mate_plies:
                 break
         return best_value, best_move, pv, completed, last
 
@@ -433,7 +435,7 @@ class UtttSearcher(Searcher):
             if done < len(root_moves) or (stoppable and buffers.aborted):
                 return False
             delta *= 4
-            window = widened_window(int(values.max()), alpha, beta, delta, SK.INF)
+            window = widened_window(int(values.max()), alpha, beta, delta, INF)
             if window is None:
                 return True
             alpha, beta = window
