@@ -2,7 +2,8 @@
 
 `Solver` owns the numba state: the `ctx` array (geometry, counters, options, stop flag, move
 buffers), the transposition table and the book array. Scores follow Pons' convention (see
-`kernels.py`); `solve` is exact, a weak solve returns -1/0/1. `reset()` gives the next search a fresh table in O(1) (generation bump).
+`kernels.py`); `solve` is exact, a weak solve returns -1/0/1. `reset()` gives the next search a
+fresh table in O(1) (generation bump).
 The table is allocated and touched by `engines.tables` when the size is set (1..MAX_HASH_MB MB,
 and only what the machine's memory holds); a refused size keeps the old table.
 
@@ -21,17 +22,13 @@ from engines.base import GameResult, Limits, Score, SearchInfo, SearchResult, Se
 from engines.connect4 import kernels as K
 from engines.connect4.book import convert_bitbully_in_background, default_book
 from engines.connect4.rules import DEFAULT_HASH_MB, MAX_HASH_MB, Connect4Game, Connect4Position
-from engines.tables import check_hash_mb, install_table, slots_for
+from engines.tables import install_hash_table
 from engines.timeman import clock_start, deadline
 from engines.watchdog import Watchdog, elapsed_ms
 
-ETC_MIN_EMPTY = 14  # below this, enhanced transposition cut-offs cost more than they save (measured)
-BYTES_PER_ENTRY = 16
-
-
-def tt_bits_for(hash_mb: int) -> int:
-    """Largest power-of-two table (in index bits) that fits `hash_mb` megabytes."""
-    return slots_for(hash_mb, BYTES_PER_ENTRY, 1 << 10).bit_length() - 1
+TT_SLOT_WORDS = 2  # a table slot: the key, then the bounds with their generation (kernels)
+# below this, enhanced transposition cut-offs cost more than they save (measured)
+ETC_MIN_EMPTY = 14
 
 
 class Solver:
@@ -51,10 +48,9 @@ class Solver:
     # --- configuration ---------------------------------------------------------------------
     def set_hash(self, hash_mb: int) -> None:
         """A fresh table of `hash_mb` MB; TableSizeError (the old table kept) when refused."""
-        hash_mb = check_hash_mb(hash_mb, MAX_HASH_MB)
-        bits = tt_bits_for(hash_mb)
-        install_table(self, "tt", 2 << bits, np.uint64, hash_mb)
-        self.ctx[K.C_TT_BITS] = bits
+        slots = install_hash_table(self, "tt", hash_mb, MAX_HASH_MB, TT_SLOT_WORDS, 1 << 10,
+                                   np.uint64)
+        self.ctx[K.C_TT_BITS] = slots.bit_length() - 1
         self.ctx[K.C_GEN] = 1
 
     def set_book(self, book) -> None:
@@ -66,7 +62,8 @@ class Solver:
             self.ctx[K.C_BOOK_DEPTHS] = 0
             return
         if (book.width, book.height) != (self.width, self.height):
-            raise ValueError(f"book is for {book.width}x{book.height}, solver for {self.width}x{self.height}")
+            raise ValueError(f"book is for {book.width}x{book.height}, "
+                             f"solver for {self.width}x{self.height}")
         self.book_array = book.array
         self.ctx[K.C_BOOK_SIZE] = book.size
         self.ctx[K.C_BOOK_DEPTHS] = book.depth_mask
@@ -100,7 +97,8 @@ class Solver:
 
     def _check(self, position: Connect4Position) -> None:
         if (position.width, position.height) != (self.width, self.height):
-            raise ValueError(f"position is {position.width}x{position.height}, solver is {self.width}x{self.height}")
+            raise ValueError(f"position is {position.width}x{position.height}, "
+                             f"solver is {self.width}x{self.height}")
         if position.winner is not None:
             raise ValueError("the game is over: there is nothing to solve")
 
@@ -112,7 +110,8 @@ class Solver:
                                  self.book_array)
         return _sign(value) if weak else value
 
-    def solve(self, position: Connect4Position, weak: bool = False, node_limit: int = 0) -> Optional[int]:
+    def solve(self, position: Connect4Position, weak: bool = False,
+              node_limit: int = 0) -> Optional[int]:
         """Exact score (weak: its sign); None when stopped or over the node limit."""
         self._check(position)
         self._start(node_limit)
@@ -182,7 +181,8 @@ class Solver:
         raise AssertionError("no move reaches the position's own score")
 
     def heuristic_move(self, position: Connect4Position) -> int:
-        """An instant reasonable move: a winning one, else a non-losing one ordered like the search."""
+        """An instant reasonable move: a winning one, else a non-losing one ordered like the
+        search."""
         cur, mask = np.uint64(position.cur), np.uint64(position.mask)
         wins = int(K.winning_cells(cur, mask, self.ctx) & K.playable(mask, self.ctx))
         safe = int(K.non_losing_moves(cur, mask, self.ctx))

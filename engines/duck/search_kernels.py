@@ -24,6 +24,7 @@ opponent left without a legal move: fowling), a loss -(MATE - p). NO_MOVE marks 
 which no move has been found yet; one left at the end means S cannot move there: a fowling win.
 """
 
+import numpy as np
 from numba import njit
 
 from engines.duck.board import (
@@ -57,6 +58,12 @@ EX_NEXT, EX_PREV, EX_SCORE, EX_MOVE = 0, 129, 258, 386
 EX_STRIDE = 516  # per ply: next[129], prev[129], score[128], move[128]
 TT_WORDS = 4    # key; move | depth << 20 | flags << 28 | (rx+1) << 32 | (rx2+1) << 40; score; re
 EXACT, LOWER, UPPER = 0, 1, 2
+HASHFULL_SAMPLE = 4000  # entries
+
+
+def used_entries(tt) -> np.ndarray:
+    """Which of the table's first HASHFULL_SAMPLE entries hold a position (`hashfull`'s sample)."""
+    return tt[:HASHFULL_SAMPLE * TT_WORDS:TT_WORDS] != 0
 
 
 @njit(cache=True, nogil=True)

@@ -27,7 +27,7 @@ from engines.duck.rules import DEFAULT_HASH_MB, MAX_HASH_MB
 from engines.search_common import (
     C_ABORTED, C_NODE_LIMIT, C_NODES, C_SELDEPTH, INF, MATE, widened_window,
 )
-from engines.tables import check_hash_mb, install_table, slots_for
+from engines.tables import hashfull, install_hash_table
 from engines.timeman import clock_start, deadline
 from engines.watchdog import Watchdog, elapsed_ms
 
@@ -52,9 +52,7 @@ class SearchBuffers:
     def set_hash(self, hash_mb: int) -> None:
         """A fresh table of `hash_mb` MB, its pages touched now (not inside a timed search);
         TableSizeError (the old table kept) when refused."""
-        hash_mb = check_hash_mb(hash_mb, MAX_HASH_MB)
-        entries = slots_for(hash_mb, 8 * SK.TT_WORDS, 1024)
-        install_table(self, "tt", entries * SK.TT_WORDS, np.int64, hash_mb)
+        entries = install_hash_table(self, "tt", hash_mb, MAX_HASH_MB, SK.TT_WORDS, 1024)
         self.ctx[SK.C_TT_MASK] = entries - 1
 
     def clear(self) -> None:
@@ -162,7 +160,8 @@ class DuckSearcher(Searcher):
                               dtype=np.int64)
         values = np.zeros(len(root_moves), dtype=np.int64)
         ducks = np.full(len(root_moves), -1, dtype=np.int64)
-        max_depth = limits.depth or (2 * limits.mate if limits.mate and limits.mate > 0 else MAX_DEPTH)
+        max_depth = limits.depth or (
+            2 * limits.mate if limits.mate and limits.mate > 0 else MAX_DEPTH)
         max_depth = max(1, min(max_depth, MAX_DEPTH))
         lines_wanted = max(1, min(limits.multipv, len(root_moves)))
         watchdog = Watchdog(lambda: buffers.stop.__setitem__(0, 1), stop_flag,
@@ -274,5 +273,4 @@ class DuckSearcher(Searcher):
         return pv
 
     def _hashfull(self) -> int:
-        sample = self.buffers.tt[:4000 * SK.TT_WORDS:SK.TT_WORDS]
-        return int(np.count_nonzero(sample) * 1000 // max(1, len(sample)))
+        return hashfull(SK.used_entries(self.buffers.tt))

@@ -108,17 +108,11 @@ def _tt_store(tt, ctx, key, ply, depth, move, score, flag):
         | (score_to_table(score, ply, MATE_BOUND) + 32768) << 32
 
 
-@njit(cache=True, nogil=True)
-def hashfull(tt, ctx):
-    """Per mille of the first 1000 buckets' entries written by the current search."""
-    buckets = min(1000, (ctx[C_TT_MASK] + 1))
-    used = 0
-    for bucket in range(buckets):
-        for slot in range(2):
-            entry = bucket * BUCKET_WORDS + slot * TT_WORDS
-            if tt[entry] != 0 and ((tt[entry + 1] >> 18) & 0x3F) == ctx[C_GEN]:
-                used += 1
-    return used * 1000 // (2 * buckets)
+def fresh_entries(tt, ctx) -> np.ndarray:
+    """Which entries of the first 1000 buckets the current search wrote (`hashfull`'s sample)."""
+    words = min(1000, int(ctx[C_TT_MASK]) + 1) * BUCKET_WORDS
+    keys, data = tt[0:words:TT_WORDS], tt[1:words:TT_WORDS]
+    return (keys != 0) & (((data >> 18) & 0x3F) == ctx[C_GEN])
 
 
 @njit(cache=True, nogil=True)

@@ -42,7 +42,7 @@ from engines.timeman import clock_start, deadline, move_budget_ms
 from engines.uttt import kernels as K
 from engines.uttt import search_kernels as SK
 from engines.uttt.board import MAX_MOVES
-from engines.tables import check_hash_mb, install_table, slots_for
+from engines.tables import check_hash_mb, hashfull, install_hash_table
 from engines.uttt.rules import DEFAULT_HASH_MB, MAX_HASH_MB
 from engines.watchdog import Watchdog, elapsed_ms
 
@@ -130,9 +130,7 @@ class SearchBuffers:
     def set_hash(self, hash_mb: int) -> None:
         """A fresh table of `hash_mb` MB, its pages touched now (not inside a timed search);
         TableSizeError (the old table kept) when refused."""
-        hash_mb = check_hash_mb(hash_mb, MAX_HASH_MB)
-        buckets = slots_for(hash_mb, 8 * SK.BUCKET_WORDS, 512)
-        install_table(self, "tt", buckets * SK.BUCKET_WORDS, np.int64, hash_mb)
+        buckets = install_hash_table(self, "tt", hash_mb, MAX_HASH_MB, SK.BUCKET_WORDS, 512)
         self.ctx[SK.C_TT_MASK] = buckets - 1
 
     def clear(self) -> None:
@@ -184,7 +182,7 @@ class SearchBuffers:
         return bool(self.ctx[C_ABORTED])
 
     def hashfull(self) -> int:
-        return int(SK.hashfull(self.tt, self.ctx))
+        return hashfull(SK.fresh_entries(self.tt, self.ctx))
 
 
 def uci_score(value: int, exact_draw: bool = False) -> Score:
