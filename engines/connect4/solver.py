@@ -8,7 +8,7 @@ The table is allocated and touched by `engines.tables` when the size is set (1..
 and only what the machine's memory holds); a refused size keeps the old table.
 
 Mate conversion: a score s > 0 means the side to move wins with its `mate_distance` -th move from
-now; it is what UCI prints as `score mate N`.
+now: `Score.mate(mate_distance)`; `Connect4Searcher.to_score` makes the Score of a solver score.
 """
 
 from __future__ import annotations
@@ -233,7 +233,8 @@ class Solver:
         return best if bounds[fallback][1] < bounds[best][0] else fallback
 
     def mate_distance(self, moves: int, score: int) -> int:
-        """UCI mate distance of a non-zero score at `moves` stones played (see module doc)."""
+        """The mate distance (`Score.mate`) of a non-zero score at `moves` stones played (see
+        the module docstring)."""
         parity = moves & 1
         if score > 0:
             n = self.area + 1 - 2 * score  # stones before the winning move, or one more
@@ -330,7 +331,7 @@ class Connect4Searcher(Searcher):
             else:
                 low, bound = value, "lowerbound"
             if on_info and low < high:
-                on_info(SearchInfo(depth=depth, score=self.uci_score(position, value),
+                on_info(SearchInfo(depth=depth, score=self.to_score(position, value),
                                    nodes=solver.nodes, time_ms=elapsed_ms(started), bound=bound))
         best = solver.best_move(position, low) if low == high else None
         if best is None:
@@ -342,7 +343,7 @@ class Connect4Searcher(Searcher):
             reply = solver.best_move(after, -low)  # the reply's exact score is -low
             if reply is not None:
                 pv.append(reply)
-        score = self.uci_score(position, low)
+        score = self.to_score(position, low)
         info = SearchInfo(depth=depth, score=score, nodes=solver.nodes,
                           time_ms=elapsed_ms(started), pv=pv, wdl=_wdl(low))
         if on_info:
@@ -366,14 +367,15 @@ class Connect4Searcher(Searcher):
         time_ms = elapsed_ms(started)
         for line, column in enumerate(ranked[: max(1, limits.multipv)], 1):
             if on_info:
-                on_info(SearchInfo(depth=depth, score=self.uci_score(position, scores[column]),
+                on_info(SearchInfo(depth=depth, score=self.to_score(position, scores[column]),
                                    nodes=solver.nodes, time_ms=time_ms, pv=[column],
                                    multipv=line, wdl=_wdl(scores[column])))
         best = ranked[0]
-        return SearchResult(best, None, self.uci_score(position, scores[best]), [best], depth,
+        return SearchResult(best, None, self.to_score(position, scores[best]), [best], depth,
                             solver.nodes, time_ms)
 
-    def uci_score(self, position: Connect4Position, score: int) -> Score:
+    def to_score(self, position: Connect4Position, score: int) -> Score:
+        """A solver score of `position` as a Score: a proven draw, or mate in moves."""
         if score == 0:
             return Score.cp(0, exact=True)
         return Score.mate(self.solver.mate_distance(position.moves, score))

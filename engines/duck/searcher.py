@@ -27,6 +27,7 @@ from engines.duck.rules import DEFAULT_HASH_MB, MAX_HASH_MB
 from engines.search_common import (
     C_ABORTED, C_NODE_LIMIT, C_NODES, C_SELDEPTH, INF, MATE, widened_window,
 )
+from engines.search_common import to_score as search_score
 from engines.tables import hashfull, install_hash_table
 from engines.timeman import clock_start, deadline
 from engines.watchdog import Watchdog, elapsed_ms
@@ -118,13 +119,9 @@ def enumeration_value(position, depth: int, quiescence: bool, quiescence_ply_lim
     return int(value), buffers.nodes
 
 
-def uci_score(value: int) -> Score:
+def to_score(value: int) -> Score:
     """Centipawns, or mate in moves of the side to move (a king capture or a fowling win)."""
-    if value > SK.MATE_BOUND:
-        return Score.mate((MATE - value + 1) // 2)
-    if value < -SK.MATE_BOUND:
-        return Score.mate(-((MATE + value + 1) // 2))
-    return Score.cp(value)
+    return search_score(value, SK.MATE_BOUND)
 
 
 class DuckSearcher(Searcher):
@@ -195,7 +192,7 @@ class DuckSearcher(Searcher):
                     for number, (value, move) in enumerate(lines, 1):
                         line_pv = pv if number == 1 else self._principal_variation(position, move)
                         on_info(SearchInfo(depth=depth, seldepth=int(buffers.ctx[C_SELDEPTH]),
-                                           score=uci_score(value), nodes=buffers.nodes,
+                                           score=to_score(value), nodes=buffers.nodes,
                                            time_ms=elapsed_ms(started), pv=line_pv,
                                            hashfull=self._hashfull(),
                                            multipv=number if lines_wanted > 1 else None))
@@ -206,7 +203,7 @@ class DuckSearcher(Searcher):
         if best_move is None:  # stopped before depth 1 finished: any legal move
             best_move = self._full_move(position, int(root_moves[0]), -1, limits.searchmoves)
             pv = [best_move]
-        return SearchResult(best_move, pv[1] if len(pv) > 1 else None, uci_score(best_value),
+        return SearchResult(best_move, pv[1] if len(pv) > 1 else None, to_score(best_value),
                             pv, completed_depth, buffers.nodes, elapsed_ms(started),
                             stopped=bool(buffers.ctx[C_ABORTED]))
 

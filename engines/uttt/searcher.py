@@ -38,6 +38,7 @@ from engines.base import GameError, Limits, Score, SearchInfo, SearchResult, Sea
 from engines.search_common import (
     C_ABORTED, C_NODE_LIMIT, C_NODES, C_SELDEPTH, INF, MATE, widened_window,
 )
+from engines.search_common import to_score as search_score
 from engines.timeman import clock_start, deadline, move_budget_ms
 from engines.uttt import kernels as K
 from engines.uttt import search_kernels as SK
@@ -185,13 +186,10 @@ class SearchBuffers:
         return hashfull(SK.fresh_entries(self.tt, self.ctx))
 
 
-def uci_score(value: int, exact_draw: bool = False) -> Score:
-    """Centipawns, or mate in moves of the side to move."""
-    if value > SK.MATE_BOUND:
-        return Score.mate((MATE - value + 1) // 2)
-    if value < -SK.MATE_BOUND:
-        return Score.mate(-((MATE + value + 1) // 2))
-    return Score.cp(value, exact=exact_draw and value == 0)
+def to_score(value: int, exact_draw: bool = False) -> Score:
+    """Centipawns, or mate in moves of the side to move; a 0 of an exhaustive search (`exact_draw`)
+    is a proven draw."""
+    return search_score(value, SK.MATE_BOUND, exact_draw)
 
 
 def is_win(value: int) -> bool:
@@ -333,7 +331,7 @@ class UtttSearcher(Searcher):
         stopped = buffers.aborted or bool(buffers.stop[0])
 
         # 3. the proof decides what the search could not
-        score = uci_score(best_value, depth >= open_cells)
+        score = to_score(best_value, depth >= open_cells)
         if proof is not None and not is_win(best_value):
             if proof.value > 0 and proof.best_move is not None:  # never give a win away
                 best_move, score, pv = proof.best_move, proof.score(), list(proof.pv)
@@ -407,7 +405,7 @@ class UtttSearcher(Searcher):
                 for number, (value, move, line_pv) in enumerate(lines, 1):
                     last = SearchInfo(
                         depth=depth, seldepth=int(buffers.ctx[C_SELDEPTH]),
-                        score=uci_score(value, exact), nodes=buffers.nodes + prover_nodes,
+                        score=to_score(value, exact), nodes=buffers.nodes + prover_nodes,
                         time_ms=elapsed_ms(started),
                         pv=pv if number == 1 else self._extend_pv(position, line_pv),
                         hashfull=buffers.hashfull(),
