@@ -3,7 +3,8 @@
 A table size is asked for in megabytes (the `Hash` option): `check_hash_mb` holds it to the
 option's range, `slots_for` turns it into the largest power-of-two number of slots that fits,
 and `install_table` puts the table on an object attribute once the machine's available memory
-can hold it.
+can hold it. `install_hash_table` is the three in one call, as every game's table is made.
+`hashfull` is the table fill a search reports (UCI `hashfull`), from a sample of slots.
 
 Invariants:
 - An installed table is zeroed and every one of its pages has been written once before it is
@@ -65,6 +66,12 @@ def slots_for(hash_mb: int, slot_bytes: int, min_slots: int) -> int:
     return 1 << (slots.bit_length() - 1)
 
 
+def hashfull(in_use: np.ndarray) -> int:
+    """Per mille of a sample of a table's slots that are in use (a game's table layout says
+    which slots it samples and what counts as in use)."""
+    return int(np.count_nonzero(in_use) * 1000 // max(1, len(in_use)))
+
+
 def touch_pages(table: np.ndarray) -> None:
     """Write every page of `table` once (a zero: it stays zeroed), so that the operating system
     maps them now; np.zeros only reserves them."""
@@ -104,3 +111,15 @@ def install_table(owner, attribute: str, words: int, dtype, hash_mb: int,
                              "of memory") from None
     setattr(owner, attribute, table)
     return table
+
+
+def install_hash_table(owner, attribute: str, hash_mb, maximum: int, slot_words: int,
+                       min_slots: int, dtype=np.int64) -> int:
+    """A fresh table of the largest power-of-two number of slots of `slot_words` elements of
+    `dtype` that fits in `hash_mb` MB (checked against 1..maximum; at least `min_slots`, a power
+    of two), installed as `owner.<attribute>`; returns the number of slots. TableSizeError,
+    the old table kept, when refused."""
+    hash_mb = check_hash_mb(hash_mb, maximum)
+    slots = slots_for(hash_mb, slot_words * np.dtype(dtype).itemsize, min_slots)
+    install_table(owner, attribute, slots * slot_words, dtype, hash_mb)
+    return slots

@@ -2,12 +2,13 @@
 
 `Solver` owns the numba state: the `ctx` array (geometry, counters, options, stop flag, move
 buffers), the transposition table and the book array. Scores follow Pons' convention (see
-`kernels.py`); `solve` is exact, a weak solve returns -1/0/1. `reset()` gives the next search a fresh table in O(1) (generation bump).
+`kernels.py`); `solve` is exact, a weak solve returns -1/0/1. `reset()` gives the next search a
+fresh table in O(1) (generation bump).
 The table is allocated and touched by `engines.tables` when the size is set (1..MAX_HASH_MB MB,
 and only what the machine's memory holds); a refused size keeps the old table.
 
 Mate conversion: a score s > 0 means the side to move wins with its `mate_distance` -th move from
-now; it is what UCI prints as `score mate N`.
+now: `Score.mate(mate_distance)`; `Connect4Searcher.to_score` makes the Score of a solver score.
 """
 
 from __future__ import annotations
@@ -17,21 +18,17 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from engines.base import GameResult, Limits, Score, SearchInfo, SearchResult, Searcher
+from engines.base import GameResult, Limits, Score, Searcher, SearchInfo, SearchResult
 from engines.connect4 import kernels as K
 from engines.connect4.book import convert_bitbully_in_background, default_book
 from engines.connect4.rules import DEFAULT_HASH_MB, MAX_HASH_MB, Connect4Game, Connect4Position
-from engines.tables import check_hash_mb, install_table, slots_for
+from engines.tables import install_hash_table
 from engines.timeman import clock_start, deadline
 from engines.watchdog import Watchdog, elapsed_ms
 
-ETC_MIN_EMPTY = 14  # below this, enhanced transposition cut-offs cost more than they save (measured)
-BYTES_PER_ENTRY = 16
-
-
-def tt_bits_for(hash_mb: int) -> int:
-    """Largest power-of-two table (in index bits) that fits `hash_mb` megabytes."""
-    return slots_for(hash_mb, BYTES_PER_ENTRY, 1 << 10).bit_length() - 1
+TT_SLOT_WORDS = 2  # a table slot: the key, then the bounds with their generation (kernels)
+# below this, enhanced transposition cut-offs cost more than they save (measured)
+ETC_MIN_EMPTY = 14
 
 
 class Solver:
@@ -51,10 +48,9 @@ class Solver:
     # --- configuration ---------------------------------------------------------------------
     def set_hash(self, hash_mb: int) -> None:
         """A fresh table of `hash_mb` MB; TableSizeError (the old table kept) when refused."""
-        hash_mb = check_hash_mb(hash_mb, MAX_HASH_MB)
-        bits = tt_bits_for(hash_mb)
-        install_table(self, "tt", 2 << bits, np.uint64, hash_mb)
-        self.ctx[K.C_TT_BITS] = bits
+        slots = install_hash_table(self, "tt", hash_mb, MAX_HASH_MB, TT_SLOT_WORDS, 1 << 10,
+                                   np.uint64)
+        self.ctx[K.C_TT_BITS] = slots.bit_length() - 1
         self.ctx[K.C_GEN] = 1
 
     def set_book(self, book) -> None:
@@ -66,7 +62,8 @@ class Solver:
             self.ctx[K.C_BOOK_DEPTHS] = 0
             return
         if (book.width, book.height) != (self.width, self.height):
-            raise ValueError(f"book is for {book.width}x{book.height}, solver for {self.width}x{self.height}")
+            raise ValueError(f"book is for {book.width}x{book.height}, "
+                             f"solver for {self.width}x{self.height}")
         self.book_array = book.array
         self.ctx[K.C_BOOK_SIZE] = book.size
         self.ctx[K.C_BOOK_DEPTHS] = book.depth_mask
@@ -100,7 +97,8 @@ class Solver:
 
     def _check(self, position: Connect4Position) -> None:
         if (position.width, position.height) != (self.width, self.height):
-            raise ValueError(f"position is {position.width}x{position.height}, solver is {self.width}x{self.height}")
+            raise ValueError(f"position is {position.width}x{position.height}, "
+                             f"solver is {self.width}x{self.height}")
         if position.winner is not None:
             raise ValueError("the game is over: there is nothing to solve")
 
@@ -112,7 +110,8 @@ class Solver:
                                  self.book_array)
         return _sign(value) if weak else value
 
-    def solve(self, position: Connect4Position, weak: bool = False, node_limit: int = 0) -> Optional[int]:
+    def solve(self, position: Connect4Position, weak: bool = False,
+              node_limit: int = 0) -> Optional[int]:
         """Exact score (weak: its sign); None when stopped or over the node limit."""
         self._check(position)
         self._start(node_limit)
@@ -182,7 +181,8 @@ class Solver:
         raise AssertionError("no move reaches the position's own score")
 
     def heuristic_move(self, position: Connect4Position) -> int:
-        """An instant reasonable move: a winning one, else a non-losing one ordered like the search."""
+        """An instant reasonable move: a winning one, else a non-losing one ordered like the
+        search."""
         cur, mask = np.uint64(position.cur), np.uint64(position.mask)
         wins = int(K.winning_cells(cur, mask, self.ctx) & K.playable(mask, self.ctx))
         safe = int(K.non_losing_moves(cur, mask, self.ctx))
@@ -233,7 +233,8 @@ class Solver:
         return best if bounds[fallback][1] < bounds[best][0] else fallback
 
     def mate_distance(self, moves: int, score: int) -> int:
-        """UCI mate distance of a non-zero score at `moves` stones played (see module doc)."""
+        """The mate distance (`Score.mate`) of a non-zero score at `moves` stones played (see
+        the module docstring)."""
         parity = moves & 1
         if score > 0:
             n = self.area + 1 - 2 * score  # stones before the winning move, or one more
@@ -330,7 +331,7 @@ class Connect4Searcher(Searcher):
             else:
                 low, bound = value, "lowerbound"
             if on_info and low < high:
-                on_info(SearchInfo(depth=depth, score=self.uci_score(position, value),
+                on_info(SearchInfo(depth=depth, score=self.to_score(position, value),
                                    nodes=solver.nodes, time_ms=elapsed_ms(started), bound=bound))
         best = solver.best_move(position, low) if low == high else None
         if best is None:
@@ -342,7 +343,7 @@ class Connect4Searcher(Searcher):
             reply = solver.best_move(after, -low)  # the reply's exact score is -low
             if reply is not None:
                 pv.append(reply)
-        score = self.uci_score(position, low)
+        score = self.to_score(position, low)
         info = SearchInfo(depth=depth, score=score, nodes=solver.nodes,
                           time_ms=elapsed_ms(started), pv=pv, wdl=_wdl(low))
         if on_info:
@@ -366,14 +367,15 @@ class Connect4Searcher(Searcher):
         time_ms = elapsed_ms(started)
         for line, column in enumerate(ranked[: max(1, limits.multipv)], 1):
             if on_info:
-                on_info(SearchInfo(depth=depth, score=self.uci_score(position, scores[column]),
+                on_info(SearchInfo(depth=depth, score=self.to_score(position, scores[column]),
                                    nodes=solver.nodes, time_ms=time_ms, pv=[column],
                                    multipv=line, wdl=_wdl(scores[column])))
         best = ranked[0]
-        return SearchResult(best, None, self.uci_score(position, scores[best]), [best], depth,
+        return SearchResult(best, None, self.to_score(position, scores[best]), [best], depth,
                             solver.nodes, time_ms)
 
-    def uci_score(self, position: Connect4Position, score: int) -> Score:
+    def to_score(self, position: Connect4Position, score: int) -> Score:
+        """A solver score of `position` as a Score: a proven draw, or mate in moves."""
         if score == 0:
             return Score.cp(0, exact=True)
         return Score.mate(self.solver.mate_distance(position.moves, score))

@@ -19,15 +19,8 @@ from engines.duck.kernels import (
     pop_move,
     push_piece_move,
 )
-from engines.duck.search_kernels import (
-    C_EVAL_TERMS,
-    C_NODES,
-    C_QUIESCENCE_PLY_LIMIT,
-    INF,
-    MATE,
-    _terminal,
-    leaf_value,
-)
+from engines.duck.search_kernels import C_EVAL_TERMS, C_QUIESCENCE_PLY_LIMIT, _terminal, leaf_value
+from engines.search_common import C_NODES, INF, MATE
 
 
 @njit(cache=True, nogil=True)

@@ -24,26 +24,51 @@ opponent left without a legal move: fowling), a loss -(MATE - p). NO_MOVE marks 
 which no move has been found yet; one left at the end means S cannot move there: a fowling win.
 """
 
+import numpy as np
 from numba import njit
 
 from engines.duck.board import (
-    KIND_EN_PASSANT, MAX_MOVES, MOVE_KIND_SHIFT, MOVE_PROMO_SHIFT, MOVE_TO_SHIFT,
-    RAY_DIRECTION, RAY_DISTANCE, RAY_OFFSET, S_DUCK, S_KEY, S_KING, S_SIDE, STEPS,
+    KIND_EN_PASSANT,
+    MAX_MOVES,
+    MOVE_KIND_SHIFT,
+    MOVE_PROMO_SHIFT,
+    MOVE_TO_SHIFT,
+    RAY_DIRECTION,
+    RAY_DISTANCE,
+    RAY_OFFSET,
+    S_DUCK,
+    S_KEY,
+    S_KING,
+    S_SIDE,
+    STEPS,
 )
 from engines.duck.evaluation import PIECE_VALUES, evaluate
 from engines.duck.kernels import (
-    generate_piece_moves, is_blocked, path_end, pop_move, push_piece_move,
+    generate_piece_moves,
+    is_blocked,
+    path_end,
+    pop_move,
+    push_piece_move,
 )
-from engines.search_common import pick_best, score_from_table, score_to_table
+from engines.search_common import (
+    C_ABORTED,
+    C_NODES,
+    C_SELDEPTH,
+    INF,
+    MATE,
+    count_node,
+    pick_best,
+    score_from_table,
+    score_to_table,
+)
 
-INF = 32000
-MATE = 30000
 MATE_BOUND = MATE - 1000
 NO_MOVE = -31000
 MAX_SEARCH_PLY = 120
 
-# ctx layout
-C_NODES, C_ABORTED, C_NODE_LIMIT, C_SELDEPTH, C_QSEARCH, C_TT_MASK, C_TT_SAME_DEPTH = range(7)
+# ctx layout: the header of engines.search_common (C_NODES, C_ABORTED, C_NODE_LIMIT,
+# C_SELDEPTH), then
+C_QSEARCH, C_TT_MASK, C_TT_SAME_DEPTH = 4, 5, 6
 C_RX, C_RE, C_RX2, C_QUIESCENCE_PLY_LIMIT, C_EVAL_TERMS, C_QNODES = 8, 9, 10, 11, 12, 13
 C_KILLERS = 64                      # 2 per ply
 C_HISTORY = C_KILLERS + 2 * 128     # side * 4096 + from64 * 64 + to64
@@ -55,6 +80,12 @@ EX_NEXT, EX_PREV, EX_SCORE, EX_MOVE = 0, 129, 258, 386
 EX_STRIDE = 516  # per ply: next[129], prev[129], score[128], move[128]
 TT_WORDS = 4    # key; move | depth << 20 | flags << 28 | (rx+1) << 32 | (rx2+1) << 40; score; re
 EXACT, LOWER, UPPER = 0, 1, 2
+HASHFULL_SAMPLE = 4000  # entries
+
+
+def used_entries(tt) -> np.ndarray:
+    """Which of the table's first HASHFULL_SAMPLE entries hold a position (`hashfull`'s sample)."""
+    return tt[:HASHFULL_SAMPLE * TT_WORDS:TT_WORDS] != 0
 
 
 @njit(cache=True, nogil=True)
@@ -82,14 +113,6 @@ def _bound(value, alpha, beta):
 @njit(cache=True, nogil=True)
 def _resolved(value, flag, alpha, beta):
     return flag == EXACT or (flag == LOWER and value >= beta) or (flag == UPPER and value <= alpha)
-
-
-@njit(cache=True, nogil=True)
-def _poll(ctx, stop):
-    ctx[C_NODES] += 1
-    if (ctx[C_NODES] & POLL_MASK) == 0:
-        if stop[0] != 0 or (ctx[C_NODE_LIMIT] > 0 and ctx[C_NODES] >= ctx[C_NODE_LIMIT]):
-            ctx[C_ABORTED] = 1
 
 
 @njit(cache=True, nogil=True)
@@ -337,7 +360,7 @@ def _terminal(state, ply):
 def quiescence(state, undo, moves, order, ex, ctx, tt, stop, ply, alpha, beta):
     """Captures only, with standing pat; the same exception bookkeeping as `search`."""
     ctx[C_QNODES] += 1
-    _poll(ctx, stop)
+    count_node(ctx, stop, POLL_MASK)
     if ctx[C_ABORTED]:
         return _returns(ctx, 0, -1, 0, -1)
     if ply > ctx[C_SELDEPTH]:
@@ -401,7 +424,7 @@ def search(state, undo, moves, order, ex, ctx, tt, stop, ply, depth, alpha, beta
             return quiescence(state, undo, moves, order, ex, ctx, tt, stop, ply, alpha, beta)
         ctx[C_NODES] += 1
         return _leaf(state, moves, ctx, ply)
-    _poll(ctx, stop)
+    count_node(ctx, stop, POLL_MASK)
     if ctx[C_ABORTED]:
         return _returns(ctx, 0, -1, 0, -1)
     if ply > ctx[C_SELDEPTH]:

@@ -16,16 +16,32 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from engines.base import Limits, Score, SearchInfo, SearchResult, Searcher
+from engines.base import Limits, Score, Searcher, SearchInfo, SearchResult
 from engines.duck import kernels as K
 from engines.duck import search_kernels as SK
 from engines.duck.board import (
-    MAX_MOVES, MAX_PLY, PIECE_MOVE_MASK, S_DEPTH, S_DUCK, S_KEY, UNDO_SIZE, with_duck,
+    MAX_MOVES,
+    MAX_PLY,
+    PIECE_MOVE_MASK,
+    S_DEPTH,
+    S_DUCK,
+    S_KEY,
+    UNDO_SIZE,
+    with_duck,
 )
 from engines.duck.evaluation import TERM_MOBILITY, TERM_PAWNS
 from engines.duck.rules import DEFAULT_HASH_MB, MAX_HASH_MB
-from engines.search_common import widened_window
-from engines.tables import check_hash_mb, install_table, slots_for
+from engines.search_common import (
+    C_ABORTED,
+    C_NODE_LIMIT,
+    C_NODES,
+    C_SELDEPTH,
+    INF,
+    MATE,
+    widened_window,
+)
+from engines.search_common import to_score as search_score
+from engines.tables import hashfull, install_hash_table
 from engines.timeman import clock_start, deadline
 from engines.watchdog import Watchdog, elapsed_ms
 
@@ -50,9 +66,7 @@ class SearchBuffers:
     def set_hash(self, hash_mb: int) -> None:
         """A fresh table of `hash_mb` MB, its pages touched now (not inside a timed search);
         TableSizeError (the old table kept) when refused."""
-        hash_mb = check_hash_mb(hash_mb, MAX_HASH_MB)
-        entries = slots_for(hash_mb, 8 * SK.TT_WORDS, 1024)
-        install_table(self, "tt", entries * SK.TT_WORDS, np.int64, hash_mb)
+        entries = install_hash_table(self, "tt", hash_mb, MAX_HASH_MB, SK.TT_WORDS, 1024)
         self.ctx[SK.C_TT_MASK] = entries - 1
 
     def clear(self) -> None:
@@ -62,11 +76,11 @@ class SearchBuffers:
     def start(self, node_limit: int = 0, quiescence: bool = True,
               quiescence_ply_limit: int = SK.MAX_SEARCH_PLY, same_depth_only: bool = False,
               eval_terms: int = DEFAULT_TERMS):
-        self.ctx[SK.C_NODES] = 0
+        self.ctx[C_NODES] = 0
         self.ctx[SK.C_QNODES] = 0
-        self.ctx[SK.C_ABORTED] = 0
-        self.ctx[SK.C_SELDEPTH] = 0
-        self.ctx[SK.C_NODE_LIMIT] = node_limit
+        self.ctx[C_ABORTED] = 0
+        self.ctx[C_SELDEPTH] = 0
+        self.ctx[C_NODE_LIMIT] = node_limit
         self.ctx[SK.C_QSEARCH] = int(quiescence)
         self.ctx[SK.C_QUIESCENCE_PLY_LIMIT] = quiescence_ply_limit
         self.ctx[SK.C_TT_SAME_DEPTH] = int(same_depth_only)
@@ -81,7 +95,7 @@ class SearchBuffers:
 
     @property
     def nodes(self) -> int:
-        return int(self.ctx[SK.C_NODES])
+        return int(self.ctx[C_NODES])
 
 
 def root_state(position) -> np.ndarray:
@@ -101,7 +115,7 @@ def exception_value(position, depth: int, quiescence: bool, quiescence_ply_limit
     root_moves = np.array(position.piece_moves(), dtype=np.int64)
     values = np.zeros(len(root_moves), dtype=np.int64)
     ducks = np.zeros(len(root_moves), dtype=np.int64)
-    buffers.root(root_state(position), depth, -SK.INF, SK.INF, root_moves, values, ducks)
+    buffers.root(root_state(position), depth, -INF, INF, root_moves, values, ducks)
     return int(values.max()), buffers.nodes
 
 
@@ -114,17 +128,13 @@ def enumeration_value(position, depth: int, quiescence: bool, quiescence_ply_lim
     buffers.start(quiescence=quiescence, quiescence_ply_limit=quiescence_ply_limit,
                   eval_terms=eval_terms)
     value = enumerate_search(root_state(position), buffers.undo, buffers.moves, buffers.ctx,
-                             0, depth, -SK.INF, SK.INF, quiescence)
+                             0, depth, -INF, INF, quiescence)
     return int(value), buffers.nodes
 
 
-def uci_score(value: int) -> Score:
+def to_score(value: int) -> Score:
     """Centipawns, or mate in moves of the side to move (a king capture or a fowling win)."""
-    if value > SK.MATE_BOUND:
-        return Score.mate((SK.MATE - value + 1) // 2)
-    if value < -SK.MATE_BOUND:
-        return Score.mate(-((SK.MATE + value + 1) // 2))
-    return Score.cp(value)
+    return search_score(value, SK.MATE_BOUND)
 
 
 class DuckSearcher(Searcher):
@@ -160,7 +170,8 @@ class DuckSearcher(Searcher):
                               dtype=np.int64)
         values = np.zeros(len(root_moves), dtype=np.int64)
         ducks = np.full(len(root_moves), -1, dtype=np.int64)
-        max_depth = limits.depth or (2 * limits.mate if limits.mate and limits.mate > 0 else MAX_DEPTH)
+        max_depth = limits.depth or (
+            2 * limits.mate if limits.mate and limits.mate > 0 else MAX_DEPTH)
         max_depth = max(1, min(max_depth, MAX_DEPTH))
         lines_wanted = max(1, min(limits.multipv, len(root_moves)))
         watchdog = Watchdog(lambda: buffers.stop.__setitem__(0, 1), stop_flag,
@@ -175,7 +186,7 @@ class DuckSearcher(Searcher):
                     if line == 0 and depth > 2:
                         alpha, beta = best_value - ASPIRATION, best_value + ASPIRATION
                     else:
-                        alpha, beta = -SK.INF, SK.INF
+                        alpha, beta = -INF, INF
                     if not self._iterate(state, depth, alpha, beta, root_moves[rest],
                                          values[rest], ducks[rest]):
                         break
@@ -193,21 +204,21 @@ class DuckSearcher(Searcher):
                 if on_info:
                     for number, (value, move) in enumerate(lines, 1):
                         line_pv = pv if number == 1 else self._principal_variation(position, move)
-                        on_info(SearchInfo(depth=depth, seldepth=int(buffers.ctx[SK.C_SELDEPTH]),
-                                           score=uci_score(value), nodes=buffers.nodes,
+                        on_info(SearchInfo(depth=depth, seldepth=int(buffers.ctx[C_SELDEPTH]),
+                                           score=to_score(value), nodes=buffers.nodes,
                                            time_ms=elapsed_ms(started), pv=line_pv,
                                            hashfull=self._hashfull(),
                                            multipv=number if lines_wanted > 1 else None))
-                if abs(best_value) > SK.MATE_BOUND and depth >= SK.MATE - abs(best_value):
+                if abs(best_value) > SK.MATE_BOUND and depth >= MATE - abs(best_value):
                     break  # a forced result no deeper search can change
         finally:
             watchdog.finish()
         if best_move is None:  # stopped before depth 1 finished: any legal move
             best_move = self._full_move(position, int(root_moves[0]), -1, limits.searchmoves)
             pv = [best_move]
-        return SearchResult(best_move, pv[1] if len(pv) > 1 else None, uci_score(best_value),
+        return SearchResult(best_move, pv[1] if len(pv) > 1 else None, to_score(best_value),
                             pv, completed_depth, buffers.nodes, elapsed_ms(started),
-                            stopped=bool(buffers.ctx[SK.C_ABORTED]))
+                            stopped=bool(buffers.ctx[C_ABORTED]))
 
     def _iterate(self, state, depth: int, alpha: int, beta: int, root_moves: np.ndarray,
                  values: np.ndarray, ducks: np.ndarray) -> bool:
@@ -217,10 +228,10 @@ class DuckSearcher(Searcher):
         delta = ASPIRATION
         while True:
             done = buffers.root(state, depth, alpha, beta, root_moves, values, ducks)
-            if done < len(root_moves) or buffers.ctx[SK.C_ABORTED]:
+            if done < len(root_moves) or buffers.ctx[C_ABORTED]:
                 return False
             delta *= 4
-            window = widened_window(int(values.max()), alpha, beta, delta, SK.INF)
+            window = widened_window(int(values.max()), alpha, beta, delta, INF)
             if window is None:
                 return True
             alpha, beta = window
@@ -272,5 +283,4 @@ class DuckSearcher(Searcher):
         return pv
 
     def _hashfull(self) -> int:
-        sample = self.buffers.tt[:4000 * SK.TT_WORDS:SK.TT_WORDS]
-        return int(np.count_nonzero(sample) * 1000 // max(1, len(sample)))
+        return hashfull(SK.used_entries(self.buffers.tt))

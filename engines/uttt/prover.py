@@ -44,15 +44,14 @@ from typing import Optional, Union
 
 import numpy as np
 
+from engines.base import GameResult
+from engines.tables import install_hash_table
 from engines.uttt import kernels as K
 from engines.uttt import prover_kernels as PK
-from engines.base import GameResult
 from engines.uttt.board import DRAWN, O_WON, RESULT_NONE, S_RESULT, S_SIDE, X_WON
-from engines.tables import check_hash_mb, install_table, slots_for
 from engines.uttt.rules import MAX_HASH_MB, SIDES, UtttGame, UtttPosition
 from engines.watchdog import Watchdog
 
-BYTES_PER_ENTRY = PK.TT_WORDS * 8
 VISITED_START_BITS = 20
 VISITED_MAX_BITS = 27
 MIN_WALK_BUDGET = 200_000
@@ -70,11 +69,6 @@ class ProofOutcome:
     best_move: Optional[int] = None
     search_seconds: float = 0.0   # the searches alone (what nodes/s is measured on)
     walk_nodes: int = 0           # nodes re-searched while reading the proof back
-
-
-def bucket_bits_for(hash_mb: int) -> int:
-    """Index bits of the largest power-of-two number of 4-entry buckets in `hash_mb` MB."""
-    return slots_for(hash_mb, BYTES_PER_ENTRY * PK.BUCKET, 1 << 8).bit_length() - 1
 
 
 class Prover:
@@ -99,10 +93,9 @@ class Prover:
     def set_hash(self, hash_mb: int) -> None:
         """A fresh table of `hash_mb` MB, its pages touched now (not inside a timed search);
         TableSizeError (the old table kept) when refused."""
-        hash_mb = check_hash_mb(hash_mb, MAX_HASH_MB)
-        bits = bucket_bits_for(hash_mb)
-        install_table(self, "tt", (1 << bits) * PK.BUCKET * PK.TT_WORDS, np.int64, hash_mb)
-        self.ctx[PK.C_TT_MASK] = (1 << bits) - 1
+        buckets = install_hash_table(self, "tt", hash_mb, MAX_HASH_MB, PK.BUCKET * PK.TT_WORDS,
+                                     1 << 8)
+        self.ctx[PK.C_TT_MASK] = buckets - 1
 
     def clear(self) -> None:
         self.tt.fill(0)
@@ -372,7 +365,7 @@ def format_outcome(position: UtttPosition, outcome: ProofOutcome) -> str:
     return line + "  pv: " + (" ".join(moves) if moves else "-")
 
 
-__all__ = ["ProofOutcome", "Prover", "format_outcome", "solve_interruptibly", "bucket_bits_for"]
+__all__ = ["ProofOutcome", "Prover", "format_outcome", "solve_interruptibly"]
 
 
 def prove(position: UtttPosition, node_limit: int) -> Optional[GameResult]:

@@ -34,25 +34,46 @@ recursive call site it resolves (see engines.compile_cache for how calls are typ
 import numpy as np
 from numba import njit
 
-from engines.search_common import pick_best, score_from_table, score_to_table
-
+from engines.search_common import (
+    C_ABORTED,
+    C_SELDEPTH,
+    INF,
+    MATE,
+    count_node,
+    pick_best,
+    score_from_table,
+    score_to_table,
+)
 from engines.uttt.board import (
-    DRAWN, FULL, HAS_LINE, MAX_MOVES, RESULT_NONE, S_KEY, S_RESULT, S_SIDE, S_X, STATE_SIZE,
+    DRAWN,
+    FULL,
+    HAS_LINE,
+    MAX_MOVES,
+    RESULT_NONE,
+    S_KEY,
+    S_RESULT,
+    S_SIDE,
+    S_X,
+    STATE_SIZE,
     WINNING_CELLS,
 )
 from engines.uttt.evaluation import evaluate
 from engines.uttt.kernels import (
-    closed_boards, copy_state, count_open_cells, generate_moves, losing_cells, make_move,
+    closed_boards,
+    copy_state,
+    count_open_cells,
+    generate_moves,
+    losing_cells,
+    make_move,
     winning_move,
 )
 
-INF = 32000
-MATE = 30000
 MATE_BOUND = MATE - 200
 MAX_PLY = 96  # rows of the stack beyond the root: a game has at most 81 moves
 
-# ctx layout
-C_NODES, C_ABORTED, C_NODE_LIMIT, C_SELDEPTH, C_TT_MASK, C_GEN, C_LMR = range(7)
+# ctx layout: the header of engines.search_common (C_NODES, C_ABORTED, C_NODE_LIMIT,
+# C_SELDEPTH), then
+C_TT_MASK, C_GEN, C_LMR = 4, 5, 6
 C_KILLERS = 16                       # two per ply
 C_HISTORY = C_KILLERS + 2 * MAX_PLY  # side * 81 + move
 CTX_SIZE = C_HISTORY + 2 * 81
@@ -70,14 +91,6 @@ KEY_KILLER = 1 << 28
 KEY_FREE_MOVE = 1 << 30      # subtracted: the opponent may play anywhere
 KEY_SENDS_WIN = 1 << 29      # subtracted: the opponent can win the board it is sent to
 KEY_LOSING = 1 << 36         # subtracted: the opponent wins the game at once
-
-
-@njit(cache=True, nogil=True)
-def _poll(ctx, stop):
-    ctx[C_NODES] += 1
-    if (ctx[C_NODES] & POLL_MASK) == 0:
-        if stop[0] != 0 or (ctx[C_NODE_LIMIT] > 0 and ctx[C_NODES] >= ctx[C_NODE_LIMIT]):
-            ctx[C_ABORTED] = 1
 
 
 @njit(cache=True, nogil=True)
@@ -115,17 +128,11 @@ def _tt_store(tt, ctx, key, ply, depth, move, score, flag):
         | (score_to_table(score, ply, MATE_BOUND) + 32768) << 32
 
 
-@njit(cache=True, nogil=True)
-def hashfull(tt, ctx):
-    """Per mille of the first 1000 buckets' entries written by the current search."""
-    buckets = min(1000, (ctx[C_TT_MASK] + 1))
-    used = 0
-    for bucket in range(buckets):
-        for slot in range(2):
-            entry = bucket * BUCKET_WORDS + slot * TT_WORDS
-            if tt[entry] != 0 and ((tt[entry + 1] >> 18) & 0x3F) == ctx[C_GEN]:
-                used += 1
-    return used * 1000 // (2 * buckets)
+def fresh_entries(tt, ctx) -> np.ndarray:
+    """Which entries of the first 1000 buckets the current search wrote (`hashfull`'s sample)."""
+    words = min(1000, int(ctx[C_TT_MASK]) + 1) * BUCKET_WORDS
+    keys, data = tt[0:words:TT_WORDS], tt[1:words:TT_WORDS]
+    return (keys != 0) & (((data >> 18) & 0x3F) == ctx[C_GEN])
 
 
 @njit(cache=True, nogil=True)
@@ -212,7 +219,7 @@ def search(stack, moves, order, pv, ctx, tt, stop, ply, depth, alpha, beta):
         if result == DRAWN:
             return 0
         return -(MATE - ply)  # the previous move won the game
-    _poll(ctx, stop)
+    count_node(ctx, stop, POLL_MASK)
     if ctx[C_ABORTED]:
         return 0
     if ply > ctx[C_SELDEPTH]:

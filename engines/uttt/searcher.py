@@ -34,13 +34,22 @@ from typing import Callable, Optional
 import numpy as np
 
 from engines import compile_cache
-from engines.base import GameError, Limits, Score, SearchInfo, SearchResult, Searcher
-from engines.search_common import widened_window
+from engines.base import GameError, Limits, Score, Searcher, SearchInfo, SearchResult
+from engines.search_common import (
+    C_ABORTED,
+    C_NODE_LIMIT,
+    C_NODES,
+    C_SELDEPTH,
+    INF,
+    MATE,
+    widened_window,
+)
+from engines.search_common import to_score as search_score
+from engines.tables import check_hash_mb, hashfull, install_hash_table
 from engines.timeman import clock_start, deadline, move_budget_ms
 from engines.uttt import kernels as K
 from engines.uttt import search_kernels as SK
 from engines.uttt.board import MAX_MOVES
-from engines.tables import check_hash_mb, install_table, slots_for
 from engines.uttt.rules import DEFAULT_HASH_MB, MAX_HASH_MB
 from engines.watchdog import Watchdog, elapsed_ms
 
@@ -128,9 +137,7 @@ class SearchBuffers:
     def set_hash(self, hash_mb: int) -> None:
         """A fresh table of `hash_mb` MB, its pages touched now (not inside a timed search);
         TableSizeError (the old table kept) when refused."""
-        hash_mb = check_hash_mb(hash_mb, MAX_HASH_MB)
-        buckets = slots_for(hash_mb, 8 * SK.BUCKET_WORDS, 512)
-        install_table(self, "tt", buckets * SK.BUCKET_WORDS, np.int64, hash_mb)
+        buckets = install_hash_table(self, "tt", hash_mb, MAX_HASH_MB, SK.BUCKET_WORDS, 512)
         self.ctx[SK.C_TT_MASK] = buckets - 1
 
     def clear(self) -> None:
@@ -140,10 +147,10 @@ class SearchBuffers:
 
     def start(self, state: np.ndarray, node_limit: int = 0) -> None:
         self.stack[0] = state
-        self.ctx[SK.C_NODES] = 0
-        self.ctx[SK.C_ABORTED] = 0
-        self.ctx[SK.C_SELDEPTH] = 0
-        self.ctx[SK.C_NODE_LIMIT] = node_limit
+        self.ctx[C_NODES] = 0
+        self.ctx[C_ABORTED] = 0
+        self.ctx[C_SELDEPTH] = 0
+        self.ctx[C_NODE_LIMIT] = node_limit
         self.ctx[SK.C_GEN] = (self.ctx[SK.C_GEN] + 1) & 0x3F
         SK.age_history(self.ctx)
         self.stop[0] = 0
@@ -155,15 +162,15 @@ class SearchBuffers:
                                       self.tt, self.stop, np.int64(depth), np.int64(alpha),
                                       np.int64(beta), root_moves, values,
                                       np.int64(len(root_moves))))
-        limit = int(self.ctx[SK.C_NODE_LIMIT])
-        self.ctx[SK.C_NODE_LIMIT] = 0
+        limit = int(self.ctx[C_NODE_LIMIT])
+        self.ctx[C_NODE_LIMIT] = 0
         try:
             return int(SK.search_root(self.stack, self.moves, self.order, self.pv, self.ctx,
                                       self.tt, self.never, np.int64(depth), np.int64(alpha),
                                       np.int64(beta), root_moves, values,
                                       np.int64(len(root_moves))))
         finally:
-            self.ctx[SK.C_NODE_LIMIT] = limit
+            self.ctx[C_NODE_LIMIT] = limit
 
     def order_root(self, root_moves: np.ndarray) -> None:
         SK.order_root(self.stack, self.moves, self.order, self.ctx, self.tt, root_moves,
@@ -175,23 +182,20 @@ class SearchBuffers:
 
     @property
     def nodes(self) -> int:
-        return int(self.ctx[SK.C_NODES])
+        return int(self.ctx[C_NODES])
 
     @property
     def aborted(self) -> bool:
-        return bool(self.ctx[SK.C_ABORTED])
+        return bool(self.ctx[C_ABORTED])
 
     def hashfull(self) -> int:
-        return int(SK.hashfull(self.tt, self.ctx))
+        return hashfull(SK.fresh_entries(self.tt, self.ctx))
 
 
-def uci_score(value: int, exact_draw: bool = False) -> Score:
-    """Centipawns, or mate in moves of the side to move."""
-    if value > SK.MATE_BOUND:
-        return Score.mate((SK.MATE - value + 1) // 2)
-    if value < -SK.MATE_BOUND:
-        return Score.mate(-((SK.MATE + value + 1) // 2))
-    return Score.cp(value, exact=exact_draw and value == 0)
+def to_score(value: int, exact_draw: bool = False) -> Score:
+    """Centipawns, or mate in moves of the side to move; a 0 of an exhaustive search (`exact_draw`)
+    is a proven draw."""
+    return search_score(value, SK.MATE_BOUND, exact_draw)
 
 
 def is_win(value: int) -> bool:
@@ -319,7 +323,7 @@ class UtttSearcher(Searcher):
         if check_draw and budget is not None:
             search_deadline = started + budget * (1 - DRAW_CHECK_SHARE) / 1000
         if node_limit:
-            self.buffers.ctx[SK.C_NODE_LIMIT] = max(1, node_limit - prover_nodes)
+            self.buffers.ctx[C_NODE_LIMIT] = max(1, node_limit - prover_nodes)
         buffers = self.buffers
         watchdog = Watchdog(lambda: buffers.stop.__setitem__(0, 1), stop_flag, search_deadline)
         watchdog.start()
@@ -333,7 +337,7 @@ class UtttSearcher(Searcher):
         stopped = buffers.aborted or bool(buffers.stop[0])
 
         # 3. the proof decides what the search could not
-        score = uci_score(best_value, depth >= open_cells)
+        score = to_score(best_value, depth >= open_cells)
         if proof is not None and not is_win(best_value):
             if proof.value > 0 and proof.best_move is not None:  # never give a win away
                 best_move, score, pv = proof.best_move, proof.score(), list(proof.pv)
@@ -352,7 +356,7 @@ class UtttSearcher(Searcher):
         multipv = 1 if limits.multipv and limits.multipv > 1 else None
         if on_info and (reported is None or reported.score != score
                         or list(reported.pv[:1]) != [best_move]):
-            on_info(SearchInfo(depth=depth, seldepth=int(buffers.ctx[SK.C_SELDEPTH]),
+            on_info(SearchInfo(depth=depth, seldepth=int(buffers.ctx[C_SELDEPTH]),
                                score=score, nodes=nodes, time_ms=time_ms, pv=pv,
                                hashfull=buffers.hashfull(), multipv=multipv))
         return SearchResult(best_move, pv[1] if len(pv) > 1 else None, score, pv, depth, nodes,
@@ -384,7 +388,7 @@ class UtttSearcher(Searcher):
                 if line == 0 and depth > 2 and abs(best_value) <= SK.MATE_BOUND:
                     alpha, beta = best_value - ASPIRATION, best_value + ASPIRATION
                 else:
-                    alpha, beta = -SK.INF, SK.INF
+                    alpha, beta = -INF, INF
                 if not self._iterate(depth, alpha, beta, root_moves[rest], values[rest],
                                      stoppable=depth > 1 or line > 0):
                     break
@@ -402,12 +406,12 @@ class UtttSearcher(Searcher):
             exact = depth >= open_cells
             if is_win(best_value):
                 self.proofs[position.key()] = Proof(1, best_move, pv, "search",
-                                                    SK.MATE - best_value)
+                                                    MATE - best_value)
             if on_info:
                 for number, (value, move, line_pv) in enumerate(lines, 1):
                     last = SearchInfo(
-                        depth=depth, seldepth=int(buffers.ctx[SK.C_SELDEPTH]),
-                        score=uci_score(value, exact), nodes=buffers.nodes + prover_nodes,
+                        depth=depth, seldepth=int(buffers.ctx[C_SELDEPTH]),
+                        score=to_score(value, exact), nodes=buffers.nodes + prover_nodes,
                         time_ms=elapsed_ms(started),
                         pv=pv if number == 1 else self._extend_pv(position, line_pv),
                         hashfull=buffers.hashfull(),
@@ -415,10 +419,10 @@ class UtttSearcher(Searcher):
                     on_info(last)
             if exact:
                 break  # solved: every line ends with the game
-            if abs(best_value) > SK.MATE_BOUND and depth >= SK.MATE - abs(best_value):
+            if abs(best_value) > SK.MATE_BOUND and depth >= MATE - abs(best_value):
                 break  # a forced result no deeper search can change
             if mate_plies is not None and is_win(best_value) \
-                    and SK.MATE - best_value <= mate_plies:
+                    and MATE - best_value <= mate_plies:
                 break
         return best_value, best_move, pv, completed, last
 
@@ -433,7 +437,7 @@ class UtttSearcher(Searcher):
             if done < len(root_moves) or (stoppable and buffers.aborted):
                 return False
             delta *= 4
-            window = widened_window(int(values.max()), alpha, beta, delta, SK.INF)
+            window = widened_window(int(values.max()), alpha, beta, delta, INF)
             if window is None:
                 return True
             alpha, beta = window

@@ -146,8 +146,7 @@ def test_uttt_keeps_both_sizes_when_the_prover_table_is_refused(monkeypatch):
             raise TableSizeError("no memory for the prover")
         return real_install(owner, *args, **kwargs)
 
-    for module in ("engines.uttt.prover", "engines.uttt.searcher"):
-        monkeypatch.setattr(f"{module}.install_table", refuse_prover)
+    monkeypatch.setattr(tables, "install_table", refuse_prover)
     with pytest.raises(TableSizeError):
         searcher.set_hash(64)
     assert (searcher.buffers.tt.nbytes, searcher.prover().tt.nbytes) == (table, prover_table)

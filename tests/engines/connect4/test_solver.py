@@ -209,7 +209,8 @@ def test_mate_distance_matches_game_length():
     while not position.is_over():
         position = position.play(solver.best_move(position, solver.solve(position)))
     assert position.winner == (start_side if mate > 0 else 1 - start_side)
-    mover_moves = (position.moves - start_moves + 1) // 2 if mate > 0 else (position.moves - start_moves) // 2
+    played = position.moves - start_moves
+    mover_moves = (played + 1) // 2 if mate > 0 else played // 2
     assert abs(mate) == mover_moves
 
 
@@ -261,7 +262,7 @@ def test_searcher_reports_bounds_then_the_exact_score():
                                                  for i in infos[:-1])
     final = infos[-1]
     assert final.bound is None and final.pv and final.pv[0] == result.best_move
-    assert result.score == searcher.uci_score(position, exact)
+    assert result.score == searcher.to_score(position, exact)
     for info in infos[:-1]:  # every reported bound holds for the exact score
         bound = info.score
         exact_score = result.score
