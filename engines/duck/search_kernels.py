@@ -78,7 +78,7 @@ POLL_MASK = 255  # nodes between stop-flag checks: about 0.3 ms at 800 k nodes/s
 HEAD = 128      # the exception list's anchor (not a square)
 EX_NEXT, EX_PREV, EX_SCORE, EX_MOVE = 0, 129, 258, 386
 EX_STRIDE = 516  # per ply: next[129], prev[129], score[128], move[128]
-TT_WORDS = 4    # key; move | depth << 20 | flags << 28 | (rx+1) << 32 | (rx2+1) << 40; score; re
+TT_WORDS = 4    # key, data (`pack_entry`), score, re
 EXACT, LOWER, UPPER = 0, 1, 2
 HASHFULL_SAMPLE = 4000  # entries
 
@@ -326,12 +326,38 @@ def _child_terms(state, ctx, value):
     return a, -1, a
 
 
+# A table entry is TT_WORDS words: the key, the data word (`pack_entry`), the score and RE (mate
+# scores relative to the node). The data word's fields are read and written here only.
+@njit(cache=True, nogil=True)
+def pack_entry(move, depth, flags, rx, rx2):
+    """The data word: move | depth << 20 | flags << 28 | (rx + 1) << 32 | (rx2 + 1) << 40
+    (flags: the bound type of the score, then of RE << 2; rx, rx2 may be -1)."""
+    return move | depth << 20 | flags << 28 | (rx + 1) << 32 | (rx2 + 1) << 40
+
+
+@njit(cache=True, nogil=True)
+def unpack_entry(data):
+    """(move, depth, flags, rx, rx2) of a data word."""
+    return (data & 0xFFFFF, (data >> 20) & 0xFF, (data >> 28) & 0xF, ((data >> 32) & 0xFF) - 1,
+            ((data >> 40) & 0xFF) - 1)
+
+
+@njit(cache=True, nogil=True)
+def probe(tt, ctx, key):
+    """(move, rx, rx2) the table holds for the position `key`; (0, -1, -1) when none."""
+    slot = (key & ctx[C_TT_MASK]) * TT_WORDS
+    if tt[slot] != key:
+        return 0, -1, -1
+    move, _, _, rx, rx2 = unpack_entry(tt[slot + 1])
+    return move, rx, rx2
+
+
 @njit(cache=True, nogil=True)
 def _store(tt, ctx, key, ply, depth, move, score, re, rx, rx2, alpha, beta):
     slot = (key & ctx[C_TT_MASK]) * TT_WORDS
     flags = _bound(score, alpha, beta) | _bound(re, alpha, beta) << 2
     tt[slot] = key
-    tt[slot + 1] = move | depth << 20 | flags << 28 | (rx + 1) << 32 | (rx2 + 1) << 40
+    tt[slot + 1] = pack_entry(move, depth, flags, rx, rx2)
     tt[slot + 2] = score_to_table(score, ply, MATE_BOUND)
     tt[slot + 3] = score_to_table(re, ply, MATE_BOUND)
 
@@ -437,17 +463,13 @@ def search(state, undo, moves, order, ex, ctx, tt, stop, ply, depth, alpha, beta
     slot = (key & ctx[C_TT_MASK]) * TT_WORDS
     tt_move = 0
     if tt[slot] == key:
-        data = tt[slot + 1]
-        tt_move = data & 0xFFFFF
-        stored_depth = (data >> 20) & 0xFF
+        tt_move, stored_depth, flags, rx, rx2 = unpack_entry(tt[slot + 1])
         if stored_depth == depth or (stored_depth > depth and not ctx[C_TT_SAME_DEPTH]):
             score = score_from_table(tt[slot + 2], ply, MATE_BOUND)
             re = score_from_table(tt[slot + 3], ply, MATE_BOUND)
-            flags = (data >> 28) & 0xF
             if _resolved(score, flags & 3, alpha, beta) and \
                     _resolved(re, flags >> 2, alpha, beta):
-                return _returns(ctx, score, ((data >> 32) & 0xFF) - 1, re,
-                                ((data >> 40) & 0xFF) - 1)
+                return _returns(ctx, score, rx, re, rx2)
 
     base = ply * MAX_MOVES
     end = generate_piece_moves(state, moves, base, -1)

@@ -255,28 +255,19 @@ class DuckSearcher(Searcher):
         pv = [first_move]
         seen = {position.key}
         current = position.play(first_move)
-        tt, mask = self.buffers.tt, int(self.buffers.ctx[SK.C_TT_MASK])
+        tt, ctx = self.buffers.tt, self.buffers.ctx
         while len(pv) < MAX_DEPTH and current.result() is None and current.key not in seen:
             seen.add(current.key)
-            key = int(current.state[S_KEY])
-            slot = (key & mask) * SK.TT_WORDS
-            if int(tt[slot]) != key:
-                break
-            data = int(tt[slot + 1])
-            piece = data & 0xFFFFF
+            piece, _, _ = SK.probe(tt, ctx, current.state[S_KEY])
             if piece == 0 or piece not in current.piece_moves():
                 break
             # the duck: where the reply's node is lowest, unless that is where it stands now
+            # (-1, the most blocking square, when the reply is not in the table)
             child = root_state(current)
             undo = np.zeros(2 * UNDO_SIZE, dtype=np.int64)
             K.push_piece_move(child, undo, piece & PIECE_MOVE_MASK)
-            child_key = int(child[S_KEY])
-            child_slot = (child_key & mask) * SK.TT_WORDS
-            duck = -1
-            if int(tt[child_slot]) == child_key:
-                child_data = int(tt[child_slot + 1])
-                rx, rx2 = ((child_data >> 32) & 0xFF) - 1, ((child_data >> 40) & 0xFF) - 1
-                duck = rx2 if rx == current.duck and rx >= 0 else rx
+            _, rx, rx2 = SK.probe(tt, ctx, child[S_KEY])
+            duck = rx2 if rx == current.duck and rx >= 0 else rx
             move = self._full_move(current, piece, duck)
             pv.append(move)
             current = current.play(move)
