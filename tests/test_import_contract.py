@@ -18,7 +18,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("engines", "protocol", "tournaments")
 SEARCH_MODULES = ("searcher", "solver", "prover", "search_kernels", "prover_kernels", "selfplay",
-                  "enumeration", "book", "book_builder")
+                  "enumeration", "book", "book_builder", "driver")
 
 
 def _module_name(path: Path) -> str:

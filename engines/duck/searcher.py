@@ -1,13 +1,14 @@
-"""The Duck Chess engine behind the common interface: iterative deepening over the exception search.
+"""The Duck Chess engine behind the common interface: the exception search under the search driver.
 
-`DuckSearcher.search` runs `search_kernels.search_root` once per depth (aspiration window around
-the previous score, widened on failure), orders the root moves by the last iteration, reports
-each finished iteration through `on_info`, and stops on the caller's flag, a deadline or a node
-limit through a watchdog thread (the kernels poll one flag array with the GIL released).
+`DuckSearcher.search` runs the driver's iterative deepening (`engines.driver.deepen`: aspiration
+windows, MultiPV, the watchdog and the reports) over `DuckRoot`, the root of
+`search_kernels.search_root` from one position.
 
-The move played carries the duck square the root search chose (see `search_kernels`); when every
-free square is as good, the duck goes where it blocks most of the opponent's replies. The PV is
-read from the transposition table, each move with its duck, and is cut where it stops being legal.
+The move played carries the duck square the root search chose (each root move's tag, see
+`search_kernels`); when every free square is as good, the duck goes where it blocks most of the
+opponent's replies. The PV is read from the transposition table, each move with its duck, and is
+cut where it stops being legal. `limits.searchmoves` restricts the root's piece moves (and the
+duck, when the chosen square is not among the listed ones).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from engines.base import Limits, Score, Searcher, SearchInfo, SearchResult
+from engines.driver import RootSearch, deepen
 from engines.duck import kernels as K
 from engines.duck import search_kernels as SK
 from engines.duck.board import (
@@ -31,19 +33,10 @@ from engines.duck.board import (
 )
 from engines.duck.evaluation import TERM_MOBILITY, TERM_PAWNS
 from engines.duck.rules import DEFAULT_HASH_MB, MAX_HASH_MB
-from engines.search_common import (
-    C_ABORTED,
-    C_NODE_LIMIT,
-    C_NODES,
-    C_SELDEPTH,
-    INF,
-    MATE,
-    widened_window,
-)
-from engines.search_common import to_score as search_score
+from engines.search_common import C_ABORTED, C_NODE_LIMIT, C_NODES, C_SELDEPTH, INF, to_score
 from engines.tables import hashfull, install_hash_table
 from engines.timeman import clock_start, deadline
-from engines.watchdog import Watchdog, elapsed_ms
+from engines.watchdog import elapsed_ms
 
 # mobility and pawn structure: the terms self-play showed to gain (README, "Evaluation terms")
 DEFAULT_TERMS = TERM_MOBILITY | TERM_PAWNS
@@ -132,9 +125,71 @@ def enumeration_value(position, depth: int, quiescence: bool, quiescence_ply_lim
     return int(value), buffers.nodes
 
 
-def to_score(value: int) -> Score:
-    """Centipawns, or mate in moves of the side to move (a king capture or a fowling win)."""
-    return search_score(value, SK.MATE_BOUND)
+def full_move(position, piece: int, duck: int, searchmoves=()) -> int:
+    """The piece move with its duck; `duck` -1 (or illegal) picks the most blocking square.
+    With `searchmoves`, a duck square the list does not allow gives way to one it does."""
+    state = root_state(position)
+    undo = np.zeros(2 * UNDO_SIZE, dtype=np.int64)
+    old_duck = int(state[S_DUCK])
+    K.push_piece_move(state, undo, piece)
+    if duck < 0 or duck & 0x88 or state[duck] != 0 or duck == old_duck:
+        duck = int(K.most_blocking_square(state, old_duck))
+    move = with_duck(piece, duck)
+    listed = [int(m) for m in searchmoves if int(m) & PIECE_MOVE_MASK == piece]
+    if listed and move not in listed:
+        move = listed[0]
+    return move
+
+
+class DuckRoot(RootSearch):
+    """The exception search's root for the driver; a root move's tag is its duck square."""
+
+    mate_bound = SK.MATE_BOUND
+    aspiration = ASPIRATION
+    max_depth = MAX_DEPTH
+
+    def __init__(self, buffers: SearchBuffers, position, searchmoves=()):
+        self.buffers, self.ctx, self.stop = buffers, buffers.ctx, buffers.stop
+        self.state = root_state(position)
+        self.searchmoves = searchmoves
+
+    def depth_for_mate(self, mate: int) -> int:
+        return 2 * mate
+
+    def search(self, depth, alpha, beta, moves, values, tags, stoppable) -> int:
+        return self.buffers.root(self.state, depth, alpha, beta, moves, values, tags)
+
+    def line(self, position, moves, tags, index):
+        return full_move(position, int(moves[index]), int(tags[index]), self.searchmoves), None
+
+    def principal_variation(self, position, move, seed) -> list:
+        pv = [move]
+        seen = {position.key}
+        current = position.play(move)
+        tt, ctx = self.buffers.tt, self.ctx
+        while len(pv) < MAX_DEPTH and current.result() is None and current.key not in seen:
+            seen.add(current.key)
+            piece, _, _ = SK.probe(tt, ctx, current.state[S_KEY])
+            if piece == 0 or piece not in current.piece_moves():
+                break
+            # the duck: where the reply's node is lowest, unless that is where it stands now
+            # (-1, the most blocking square, when the reply is not in the table)
+            child = root_state(current)
+            undo = np.zeros(2 * UNDO_SIZE, dtype=np.int64)
+            K.push_piece_move(child, undo, piece & PIECE_MOVE_MASK)
+            _, rx, rx2 = SK.probe(tt, ctx, child[S_KEY])
+            duck = rx2 if rx == current.duck and rx >= 0 else rx
+            next_move = full_move(current, piece, duck)
+            pv.append(next_move)
+            current = current.play(next_move)
+        return pv
+
+    def to_score(self, value: int, depth: int) -> Score:
+        """Centipawns, or mate in moves of the side to move (a king capture or a fowling win)."""
+        return to_score(value, SK.MATE_BOUND)
+
+    def hashfull(self) -> int:
+        return hashfull(SK.used_entries(self.buffers.tt))
 
 
 class DuckSearcher(Searcher):
@@ -154,124 +209,23 @@ class DuckSearcher(Searcher):
 
     def search(self, position, limits: Limits = Limits(), stop_flag: Optional[np.ndarray] = None,
                on_info: Optional[Callable[[SearchInfo], None]] = None) -> SearchResult:
-        """Iterative deepening; with `limits.multipv` > 1 each depth searches line k over the
-        moves the lines before it did not take (full window); `limits.searchmoves` restricts the
-        root's piece moves (and the duck, when the chosen square is not among the listed ones)."""
         started = clock_start(limits)
         if position.result() is not None:
             return SearchResult(None, score=Score.mate(0))
         buffers = self.buffers
         buffers.start(node_limit=limits.nodes or 0, quiescence=self.quiescence,
                       same_depth_only=not self.quiescence, eval_terms=self.eval_terms)
-        state = root_state(position)
         allowed = {int(m) & PIECE_MOVE_MASK for m in limits.searchmoves}
         root_moves = np.array([m for m in position.piece_moves()
                                if not allowed or int(m) in allowed] or position.piece_moves(),
                               dtype=np.int64)
-        values = np.zeros(len(root_moves), dtype=np.int64)
-        ducks = np.full(len(root_moves), -1, dtype=np.int64)
-        max_depth = limits.depth or (
-            2 * limits.mate if limits.mate and limits.mate > 0 else MAX_DEPTH)
-        max_depth = max(1, min(max_depth, MAX_DEPTH))
-        lines_wanted = max(1, min(limits.multipv, len(root_moves)))
-        watchdog = Watchdog(lambda: buffers.stop.__setitem__(0, 1), stop_flag,
-                            deadline(limits, position.side_to_move, started))
-        watchdog.start()
-        best_move, best_value, completed_depth, pv = None, 0, 0, []
-        try:
-            for depth in range(1, max_depth + 1):
-                lines = []  # (value, full move) of each finished line at this depth
-                for line in range(lines_wanted):
-                    rest = slice(line, None)
-                    if line == 0 and depth > 2:
-                        alpha, beta = best_value - ASPIRATION, best_value + ASPIRATION
-                    else:
-                        alpha, beta = -INF, INF
-                    if not self._iterate(state, depth, alpha, beta, root_moves[rest],
-                                         values[rest], ducks[rest]):
-                        break
-                    order = np.argsort(-values[rest], kind="stable") + line
-                    root_moves[rest], values[rest], ducks[rest] = \
-                        root_moves[order], values[order], ducks[order]
-                    move = self._full_move(position, int(root_moves[line]), int(ducks[line]),
-                                           limits.searchmoves)
-                    lines.append((int(values[line]), move))
-                if len(lines) < lines_wanted:
-                    break  # stopped inside this depth: keep the last finished one
-                best_value, best_move = lines[0]
-                completed_depth = depth
-                pv = self._principal_variation(position, best_move)
-                if on_info:
-                    for number, (value, move) in enumerate(lines, 1):
-                        line_pv = pv if number == 1 else self._principal_variation(position, move)
-                        on_info(SearchInfo(depth=depth, seldepth=int(buffers.ctx[C_SELDEPTH]),
-                                           score=to_score(value), nodes=buffers.nodes,
-                                           time_ms=elapsed_ms(started), pv=line_pv,
-                                           hashfull=self._hashfull(),
-                                           multipv=number if lines_wanted > 1 else None))
-                if abs(best_value) > SK.MATE_BOUND and depth >= MATE - abs(best_value):
-                    break  # a forced result no deeper search can change
-        finally:
-            watchdog.finish()
-        if best_move is None:  # stopped before depth 1 finished: any legal move
-            best_move = self._full_move(position, int(root_moves[0]), -1, limits.searchmoves)
-            pv = [best_move]
-        return SearchResult(best_move, pv[1] if len(pv) > 1 else None, to_score(best_value),
-                            pv, completed_depth, buffers.nodes, elapsed_ms(started),
-                            stopped=bool(buffers.ctx[C_ABORTED]))
-
-    def _iterate(self, state, depth: int, alpha: int, beta: int, root_moves: np.ndarray,
-                 values: np.ndarray, ducks: np.ndarray) -> bool:
-        """One depth over the given root moves, re-searched with a wider window until the best
-        value falls inside it; False when the search was stopped."""
-        buffers = self.buffers
-        delta = ASPIRATION
-        while True:
-            done = buffers.root(state, depth, alpha, beta, root_moves, values, ducks)
-            if done < len(root_moves) or buffers.ctx[C_ABORTED]:
-                return False
-            delta *= 4
-            window = widened_window(int(values.max()), alpha, beta, delta, INF)
-            if window is None:
-                return True
-            alpha, beta = window
-
-    def _full_move(self, position, piece: int, duck: int, searchmoves=()) -> int:
-        """The piece move with its duck; `duck` -1 (or illegal) picks the most blocking square.
-        With `searchmoves`, a duck square the list does not allow gives way to one it does."""
-        state = root_state(position)
-        undo = np.zeros(2 * UNDO_SIZE, dtype=np.int64)
-        old_duck = int(state[S_DUCK])
-        K.push_piece_move(state, undo, piece)
-        if duck < 0 or duck & 0x88 or state[duck] != 0 or duck == old_duck:
-            duck = int(K.most_blocking_square(state, old_duck))
-        move = with_duck(piece, duck)
-        listed = [int(m) for m in searchmoves if int(m) & PIECE_MOVE_MASK == piece]
-        if listed and move not in listed:
-            move = listed[0]
-        return move
-
-    def _principal_variation(self, position, first_move: int) -> list:
-        pv = [first_move]
-        seen = {position.key}
-        current = position.play(first_move)
-        tt, ctx = self.buffers.tt, self.buffers.ctx
-        while len(pv) < MAX_DEPTH and current.result() is None and current.key not in seen:
-            seen.add(current.key)
-            piece, _, _ = SK.probe(tt, ctx, current.state[S_KEY])
-            if piece == 0 or piece not in current.piece_moves():
-                break
-            # the duck: where the reply's node is lowest, unless that is where it stands now
-            # (-1, the most blocking square, when the reply is not in the table)
-            child = root_state(current)
-            undo = np.zeros(2 * UNDO_SIZE, dtype=np.int64)
-            K.push_piece_move(child, undo, piece & PIECE_MOVE_MASK)
-            _, rx, rx2 = SK.probe(tt, ctx, child[S_KEY])
-            duck = rx2 if rx == current.duck and rx >= 0 else rx
-            move = self._full_move(current, piece, duck)
-            pv.append(move)
-            current = current.play(move)
-        return pv
-
-    def _hashfull(self) -> int:
-        return hashfull(SK.used_entries(self.buffers.tt))
+        root = DuckRoot(buffers, position, limits.searchmoves)
+        found = deepen(root, position, limits, root_moves, started, stop_flag,
+                       deadline(limits, position.side_to_move, started), on_info)
+        move, pv = found.move, found.pv
+        if move is None:  # stopped before depth 1 finished: any legal move
+            move = full_move(position, int(root_moves[0]), -1, limits.searchmoves)
+            pv = [move]
+        return SearchResult(move, pv[1] if len(pv) > 1 else None,
+                            root.to_score(found.value, found.depth), pv, found.depth,
+                            buffers.nodes, elapsed_ms(started), stopped=found.stopped)

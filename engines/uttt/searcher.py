@@ -2,12 +2,11 @@
 
 `UtttSearcher.search` first asks the df-pn prover (`engines.uttt.prover`, when it is installed)
 for the game-theoretic value of the root, with a small share of the budget (a larger one when
-few cells are open), then runs iterative deepening over `search_kernels.search_root` (aspiration
-window around the previous score, widened on failure), orders the root moves by the last
-iteration, reports each finished iteration through `on_info`, and stops on the caller's flag, a
-deadline or a node limit through a watchdog thread (the kernels poll one flag array with the
-GIL released). Depth 1 is always finished, whatever the limits (it takes well under a
-millisecond), so a stopped search still plays a move that does not allow a win at once.
+few cells are open), then runs the driver's iterative deepening (`engines.driver.deepen`:
+aspiration windows, MultiPV, the watchdog and the reports) over `UtttRoot`, the root of
+`search_kernels.search_root`. Depth 1 is always finished, whatever the limits (it takes well
+under a millisecond), so a stopped search still plays a move that does not allow a win at once;
+on a clock, no new depth starts after `SOFT_TIME_SHARE` of the time the prover left.
 
 Proofs, and the rule that a proven win is never thrown away:
 - a search score above MATE_BOUND is itself a proof (see `search_kernels`); a root searched to
@@ -35,16 +34,8 @@ import numpy as np
 
 from engines import compile_cache
 from engines.base import GameError, Limits, Score, Searcher, SearchInfo, SearchResult
-from engines.search_common import (
-    C_ABORTED,
-    C_NODE_LIMIT,
-    C_NODES,
-    C_SELDEPTH,
-    INF,
-    MATE,
-    widened_window,
-)
-from engines.search_common import to_score as search_score
+from engines.driver import RootSearch, deepen
+from engines.search_common import C_ABORTED, C_NODE_LIMIT, C_NODES, C_SELDEPTH, MATE, to_score
 from engines.tables import check_hash_mb, hashfull, install_hash_table
 from engines.timeman import clock_start, deadline, move_budget_ms
 from engines.uttt import kernels as K
@@ -192,12 +183,6 @@ class SearchBuffers:
         return hashfull(SK.fresh_entries(self.tt, self.ctx))
 
 
-def to_score(value: int, exact_draw: bool = False) -> Score:
-    """Centipawns, or mate in moves of the side to move; a 0 of an exhaustive search (`exact_draw`)
-    is a proven draw."""
-    return search_score(value, SK.MATE_BOUND, exact_draw)
-
-
 def is_win(value: int) -> bool:
     return value > SK.MATE_BOUND
 
@@ -218,6 +203,57 @@ class Proof:
         if self.value > 0:
             return Score.mate(max(1, (self.plies + 1) // 2))
         return Score.mate(-max(1, self.plies // 2))
+
+
+class UtttRoot(RootSearch):
+    """The alpha-beta root for the driver, from one position with `open_cells` empty cells."""
+
+    mate_bound = SK.MATE_BOUND
+    aspiration = ASPIRATION
+    aspiration_bound = SK.MATE_BOUND  # no window around a proof: it is searched in full
+    max_depth = MAX_DEPTH
+    finish_first_depth = True
+    soft_time_share = SOFT_TIME_SHARE
+
+    def __init__(self, searcher: "UtttSearcher", position, open_cells: int):
+        self.searcher, self.buffers = searcher, searcher.buffers
+        self.ctx, self.stop = self.buffers.ctx, self.buffers.stop
+        self.key = position.key()
+        self.open_cells = open_cells
+
+    def depth_for_mate(self, mate: int) -> int:
+        return 2 * mate - 1
+
+    def order(self, moves) -> None:
+        self.buffers.order_root(moves)
+
+    def search(self, depth, alpha, beta, moves, values, tags, stoppable) -> int:
+        return self.buffers.root(depth, alpha, beta, moves, values, stoppable)
+
+    def line(self, position, moves, tags, index):
+        move = int(moves[index])
+        pv = self.buffers.root_pv()
+        return move, pv if pv and pv[0] == move else [move]
+
+    def principal_variation(self, position, move, seed) -> list:
+        return self.searcher._extend_pv(position, seed)
+
+    def to_score(self, value: int, depth: int) -> Score:
+        """Centipawns, or mate in moves of the side to move; a 0 is a proven draw when the
+        depth reached every end of the game."""
+        return to_score(value, SK.MATE_BOUND, depth >= self.open_cells)
+
+    def hashfull(self) -> int:
+        return self.buffers.hashfull()
+
+    def depth_done(self, depth, value, move, pv, limits: Limits) -> bool:
+        """Remembers a win as a proof; done when solved (every line ends with the game) or when
+        `go mate` found its win."""
+        if is_win(value):
+            self.searcher.proofs[self.key] = Proof(1, move, pv, "search", MATE - value)
+        mate_plies = self.depth_for_mate(limits.mate) if limits.mate and limits.mate > 0 else None
+        return depth >= self.open_cells or (
+            mate_plies is not None and is_win(value) and MATE - value <= mate_plies)
 
 
 class UtttSearcher(Searcher):
@@ -325,19 +361,14 @@ class UtttSearcher(Searcher):
         if node_limit:
             self.buffers.ctx[C_NODE_LIMIT] = max(1, node_limit - prover_nodes)
         buffers = self.buffers
-        watchdog = Watchdog(lambda: buffers.stop.__setitem__(0, 1), stop_flag, search_deadline)
-        watchdog.start()
-        try:
-            best_value, best_move, pv, depth, last = self._deepen(
-                position, limits, np.array(allowed, dtype=np.int64), open_cells, budget,
-                started, prover_nodes, on_info)
-        finally:
-            watchdog.finish()
-        reported = last
-        stopped = buffers.aborted or bool(buffers.stop[0])
+        root = UtttRoot(self, position, open_cells)
+        found = deepen(root, position, limits, np.array(allowed, dtype=np.int64), started,
+                       stop_flag, search_deadline, on_info, extra_nodes=prover_nodes)
+        best_value, best_move, pv, depth = found.value, found.move, found.pv, found.depth
+        reported = found.last_info
 
         # 3. the proof decides what the search could not
-        score = to_score(best_value, depth >= open_cells)
+        score = root.to_score(best_value, depth)
         if proof is not None and not is_win(best_value):
             if proof.value > 0 and proof.best_move is not None:  # never give a win away
                 best_move, score, pv = proof.best_move, proof.score(), list(proof.pv)
@@ -360,87 +391,7 @@ class UtttSearcher(Searcher):
                                score=score, nodes=nodes, time_ms=time_ms, pv=pv,
                                hashfull=buffers.hashfull(), multipv=multipv))
         return SearchResult(best_move, pv[1] if len(pv) > 1 else None, score, pv, depth, nodes,
-                            time_ms, stopped=stopped)
-
-    def _deepen(self, position, limits: Limits, root_moves: np.ndarray, open_cells: int,
-                budget: Optional[int], started: float, prover_nodes: int, on_info):
-        """Iterative deepening over the root moves: (value, move, pv, depth, last info) of the
-        last finished depth; depth 1 always finishes."""
-        buffers = self.buffers
-        values = np.zeros(len(root_moves), dtype=np.int64)
-        mate_plies = 2 * limits.mate - 1 if limits.mate and limits.mate > 0 else None
-        max_depth = max(1, min(limits.depth or mate_plies or MAX_DEPTH, MAX_DEPTH))
-        lines_wanted = max(1, min(limits.multipv or 1, len(root_moves)))
-        # on a clock, no new iteration once half of what the prover left has gone
-        soft_ms = None
-        if budget is not None and limits.movetime is None:
-            soft_ms = (budget - elapsed_ms(started)) * SOFT_TIME_SHARE
-        searching = time.perf_counter()
-        best_move, best_value, completed, pv, last = None, 0, 0, [], None
-        buffers.order_root(root_moves)
-        for depth in range(1, max_depth + 1):
-            if depth > 1 and (buffers.stop[0] or buffers.aborted or (
-                    soft_ms is not None and elapsed_ms(searching) > soft_ms)):
-                break
-            lines = []
-            for line in range(lines_wanted):
-                rest = slice(line, None)
-                if line == 0 and depth > 2 and abs(best_value) <= SK.MATE_BOUND:
-                    alpha, beta = best_value - ASPIRATION, best_value + ASPIRATION
-                else:
-                    alpha, beta = -INF, INF
-                if not self._iterate(depth, alpha, beta, root_moves[rest], values[rest],
-                                     stoppable=depth > 1 or line > 0):
-                    break
-                order = np.argsort(-values[rest], kind="stable") + line
-                root_moves[rest], values[rest] = root_moves[order], values[order]
-                line_pv = buffers.root_pv()
-                if not line_pv or line_pv[0] != int(root_moves[line]):
-                    line_pv = [int(root_moves[line])]
-                lines.append((int(values[line]), int(root_moves[line]), line_pv))
-            if not lines or (len(lines) < lines_wanted and depth > 1):
-                break  # stopped inside this depth: keep the last finished one
-            best_value, best_move, pv = lines[0]
-            completed = depth
-            pv = self._extend_pv(position, pv)
-            exact = depth >= open_cells
-            if is_win(best_value):
-                self.proofs[position.key()] = Proof(1, best_move, pv, "search",
-                                                    MATE - best_value)
-            if on_info:
-                for number, (value, move, line_pv) in enumerate(lines, 1):
-                    last = SearchInfo(
-                        depth=depth, seldepth=int(buffers.ctx[C_SELDEPTH]),
-                        score=to_score(value, exact), nodes=buffers.nodes + prover_nodes,
-                        time_ms=elapsed_ms(started),
-                        pv=pv if number == 1 else self._extend_pv(position, line_pv),
-                        hashfull=buffers.hashfull(),
-                        multipv=number if lines_wanted > 1 else None)
-                    on_info(last)
-            if exact:
-                break  # solved: every line ends with the game
-            if abs(best_value) > SK.MATE_BOUND and depth >= MATE - abs(best_value):
-                break  # a forced result no deeper search can change
-            if mate_plies is not None and is_win(best_value) \
-                    and MATE - best_value <= mate_plies:
-                break
-        return best_value, best_move, pv, completed, last
-
-    def _iterate(self, depth: int, alpha: int, beta: int, root_moves: np.ndarray,
-                 values: np.ndarray, stoppable: bool = True) -> bool:
-        """One depth over the given root moves, re-searched with a wider window until the best
-        value falls inside it; False when the search was stopped."""
-        buffers = self.buffers
-        delta = ASPIRATION
-        while True:
-            done = buffers.root(depth, alpha, beta, root_moves, values, stoppable)
-            if done < len(root_moves) or (stoppable and buffers.aborted):
-                return False
-            delta *= 4
-            window = widened_window(int(values.max()), alpha, beta, delta, INF)
-            if window is None:
-                return True
-            alpha, beta = window
+                            time_ms, stopped=found.stopped)
 
     # --- proofs -------------------------------------------------------------------------------
     def _prove(self, position, limits: Limits, budget: Optional[int], open_cells: int,

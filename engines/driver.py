@@ -1,0 +1,204 @@
+"""The one search driver: iterative deepening with aspiration windows, MultiPV and searchmoves,
+over a game's root search (`RootSearch`).
+
+A game gives the driver, for one search from one position, a `RootSearch`: one iteration of its
+alpha-beta root search over an ordered list of root moves within a window, the line of a root
+move (its principal variation), its table's fill, and the conversion of its integer scores to
+`engines.base.Score`. `deepen` searches one depth after another. At each depth, line k of
+MultiPV searches the root moves the lines before it did not take: line 1 in an aspiration
+window around the previous depth's score, re-searched with a window widened on the side it
+failed until the score falls inside, the other lines with the full window. After each line the
+remaining moves are sorted by value; each finished depth is reported line by line through
+`on_info`. A watchdog thread (`engines.watchdog`) turns the caller's stop flag and the deadline
+into the root search's own stop request; a node limit is the kernels' own (`count_node`).
+
+Invariants:
+- Scores are the kernels' integers from the side to move (`engines.search_common`): a value
+  above the game's `mate_bound` is a forced win `MATE - value` plies away, and `INF` bounds
+  every window.
+- A depth counts only when all its lines finished; a stopped search keeps the last finished
+  depth. A game whose `finish_first_depth` is set always finishes depth 1's first line
+  (whatever stops the search), so that a stopped search still has a searched move.
+- Sorting is stable: moves of equal value keep their order (the previous depth's).
+"""
+
+from __future__ import annotations
+
+import abc
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional
+
+import numpy as np
+
+from engines.base import Limits, Score, SearchInfo
+from engines.search_common import C_ABORTED, C_NODES, C_SELDEPTH, INF, MATE, widened_window
+from engines.timeman import move_budget_ms
+from engines.watchdog import Watchdog, elapsed_ms
+
+
+class RootSearch(abc.ABC):
+    """A game's root search from one position, as `deepen` drives it.
+
+    `ctx` is the kernels' context array (it starts with the header of `engines.search_common`:
+    nodes, aborted, node limit, selective depth) and `stop` the flag array they poll. Each root
+    move has a tag, an integer the root search may set along with its value (Duck Chess: the
+    duck square to play with the move); the driver keeps tags with their moves when it sorts.
+    """
+
+    mate_bound: int                  # a score beyond +-mate_bound is a forced result
+    aspiration: int                  # the half-width of a first aspiration window
+    aspiration_bound: int = INF      # windows only around scores within +-aspiration_bound
+    max_depth: int
+    finish_first_depth: bool = False
+    # on a clock (no fixed move time): no new depth once this share of the time left is gone
+    soft_time_share: Optional[float] = None
+
+    ctx: np.ndarray
+    stop: np.ndarray
+
+    @property
+    def nodes(self) -> int:
+        return int(self.ctx[C_NODES])
+
+    @property
+    def aborted(self) -> bool:
+        return bool(self.ctx[C_ABORTED])
+
+    @property
+    def seldepth(self) -> int:
+        return int(self.ctx[C_SELDEPTH])
+
+    def request_stop(self) -> None:
+        self.stop[0] = 1
+
+    @abc.abstractmethod
+    def depth_for_mate(self, mate: int) -> int:
+        """The depth that finds a win in `mate` moves of the side to move (`go mate`)."""
+
+    def order(self, moves: np.ndarray) -> None:
+        """Order the root moves in place before the first depth (as given, by default)."""
+
+    @abc.abstractmethod
+    def search(self, depth: int, alpha: int, beta: int, moves: np.ndarray, values: np.ndarray,
+               tags: np.ndarray, stoppable: bool) -> int:
+        """One iteration over `moves` in their order within (alpha, beta): fills `values` (and
+        `tags`), returns how many moves finished. With `stoppable` False nothing stops it."""
+
+    @abc.abstractmethod
+    def line(self, position, moves: np.ndarray, tags: np.ndarray, index: int) -> tuple[Any, Any]:
+        """(the move played for root move `index`, a seed of its line), right after the search
+        of that line; the seed is what `principal_variation` needs later."""
+
+    @abc.abstractmethod
+    def principal_variation(self, position, move, seed) -> list:
+        """The line that starts with `move` (found with `seed`)."""
+
+    @abc.abstractmethod
+    def to_score(self, value: int, depth: int) -> Score:
+        """A root value of a finished `depth` as a Score."""
+
+    @abc.abstractmethod
+    def hashfull(self) -> int:
+        """Per mille of the table in use."""
+
+    def depth_done(self, depth: int, value: int, move, pv: list, limits: Limits) -> bool:
+        """Called at each finished depth (before its report): True when no deeper search is
+        wanted for a reason of the game's own."""
+        return False
+
+
+@dataclass
+class Deepening:
+    """What `deepen` found: the last finished depth's value, move and line (`move` None when
+    depth 1 did not finish), the last report made, and whether the search was stopped."""
+
+    value: int = 0
+    move: Any = None
+    pv: list = field(default_factory=list)
+    depth: int = 0
+    last_info: Optional[SearchInfo] = None
+    stopped: bool = False
+
+
+def deepen(root: RootSearch, position, limits: Limits, moves: np.ndarray, started: float,
+           stop_flag: Optional[np.ndarray], deadline: Optional[float],
+           on_info: Optional[Callable[[SearchInfo], None]] = None,
+           extra_nodes: int = 0) -> Deepening:
+    """Iterative deepening over the root moves `moves` (sorted in place as the search goes).
+
+    `started` is when the move's time began, `deadline` when the search must stop (None: no
+    time limit); `extra_nodes` are nodes spent before (reported in the totals)."""
+    values = np.zeros(len(moves), dtype=np.int64)
+    tags = np.full(len(moves), -1, dtype=np.int64)
+    mate_depth = root.depth_for_mate(limits.mate) if limits.mate and limits.mate > 0 else None
+    max_depth = max(1, min(limits.depth or mate_depth or root.max_depth, root.max_depth))
+    lines_wanted = max(1, min(limits.multipv or 1, len(moves)))
+    soft_ms = None
+    budget = move_budget_ms(limits, position.side_to_move)
+    if root.soft_time_share is not None and budget is not None and limits.movetime is None:
+        soft_ms = (budget - elapsed_ms(started)) * root.soft_time_share
+    searching = time.perf_counter()
+    found = Deepening()
+    watchdog = Watchdog(root.request_stop, stop_flag, deadline)
+    watchdog.start()
+    try:
+        root.order(moves)
+        for depth in range(1, max_depth + 1):
+            if depth > 1 and (root.stop[0] or root.aborted or (
+                    soft_ms is not None and elapsed_ms(searching) > soft_ms)):
+                break
+            unstoppable = root.finish_first_depth and depth == 1
+            lines = []  # (value, move, seed) of each finished line at this depth
+            for line in range(lines_wanted):
+                rest = slice(line, None)
+                if line == 0 and depth > 2 and abs(found.value) <= root.aspiration_bound:
+                    alpha, beta = found.value - root.aspiration, found.value + root.aspiration
+                else:
+                    alpha, beta = -INF, INF
+                if not _iterate(root, depth, alpha, beta, moves[rest], values[rest], tags[rest],
+                                stoppable=not (unstoppable and line == 0)):
+                    break
+                order = np.argsort(-values[rest], kind="stable") + line
+                moves[rest], values[rest], tags[rest] = moves[order], values[order], tags[order]
+                move, seed = root.line(position, moves, tags, line)
+                lines.append((int(values[line]), move, seed))
+            if not lines or (len(lines) < lines_wanted and not unstoppable):
+                break  # stopped inside this depth: keep the last finished one
+            found.value, found.move, seed = lines[0]
+            found.depth = depth
+            found.pv = root.principal_variation(position, found.move, seed)
+            enough = root.depth_done(depth, found.value, found.move, found.pv, limits)
+            if on_info:
+                for number, (value, move, line_seed) in enumerate(lines, 1):
+                    line_pv = found.pv if number == 1 else \
+                        root.principal_variation(position, move, line_seed)
+                    found.last_info = SearchInfo(
+                        depth=depth, seldepth=root.seldepth, score=root.to_score(value, depth),
+                        nodes=root.nodes + extra_nodes, time_ms=elapsed_ms(started), pv=line_pv,
+                        hashfull=root.hashfull(), multipv=number if lines_wanted > 1 else None)
+                    on_info(found.last_info)
+            if enough:
+                break
+            if abs(found.value) > root.mate_bound and depth >= MATE - abs(found.value):
+                break  # a forced result no deeper search can change
+    finally:
+        watchdog.finish()
+    found.stopped = root.aborted or bool(root.stop[0])
+    return found
+
+
+def _iterate(root: RootSearch, depth: int, alpha: int, beta: int, moves: np.ndarray,
+             values: np.ndarray, tags: np.ndarray, stoppable: bool) -> bool:
+    """One depth over the given root moves, re-searched with a wider window until the best value
+    falls inside it; False when the search was stopped."""
+    delta = root.aspiration
+    while True:
+        done = root.search(depth, alpha, beta, moves, values, tags, stoppable)
+        if done < len(moves) or (stoppable and root.aborted):
+            return False
+        delta *= 4
+        window = widened_window(int(values.max()), alpha, beta, delta, INF)
+        if window is None:
+            return True
+        alpha, beta = window
