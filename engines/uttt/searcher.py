@@ -175,10 +175,6 @@ class SearchBuffers:
     def nodes(self) -> int:
         return int(self.ctx[C_NODES])
 
-    @property
-    def aborted(self) -> bool:
-        return bool(self.ctx[C_ABORTED])
-
     def hashfull(self) -> int:
         return hashfull(SK.fresh_entries(self.tt, self.ctx))
 
