@@ -46,6 +46,10 @@ MARKER_KERNELS = {
     ("uttt", "perft"): ("engines.uttt.kernels", "perft_kernel"),
     ("uttt", "prover"): ("engines.uttt.prover_kernels", "prove_kernel"),
 }
+# Uses compiled as a whole by a helper process, which marks the end of its compile
+# (`mark_compiled`): the marker kernel's index alone appears before the rest is compiled.
+MARKED_USES = {("uttt", "prover")}
+COMPLETE_SUFFIX = ".complete"
 
 
 # --- notices ----------------------------------------------------------------------------------
@@ -242,17 +246,50 @@ def _install_healing_when_numba_loads() -> None:
 
 # --- first-run notice -------------------------------------------------------------------------
 
-def is_compiled(variant: str, use: str = "search") -> Optional[bool]:
-    """Whether the game's kernels for `use` are in the cache (None when that cannot be told)."""
+def _marker_index(variant: str, use: str) -> Optional[str]:
+    """The cache index file of the marker kernel of (variant, use); None when not known."""
     marker = MARKER_KERNELS.get((variant, use))
     if marker is None:
         return None
     try:
         module = importlib.import_module(marker[0])
-        index = getattr(module, marker[1])._cache._cache_file._index_path
+        return getattr(module, marker[1])._cache._cache_file._index_path
     except Exception:  # numba's internals moved: no notice rather than a wrong one
         return None
-    return os.path.exists(index)
+
+
+def _index_stamp(index: str) -> str:
+    stat = os.stat(index)
+    return f"{stat.st_mtime_ns} {stat.st_size}"
+
+
+def is_compiled(variant: str, use: str = "search") -> Optional[bool]:
+    """Whether the game's kernels for `use` are in the cache (None when that cannot be told).
+    For a use compiled by a helper process (`mark_compiled`), only once that compile finished:
+    the marker kernel alone is cached long before the last of them."""
+    index = _marker_index(variant, use)
+    if index is None:
+        return None
+    if not os.path.exists(index):
+        return False
+    if (variant, use) not in MARKED_USES:
+        return True
+    try:
+        return Path(index + COMPLETE_SUFFIX).read_text() == _index_stamp(index)
+    except OSError:
+        return False
+
+
+def mark_compiled(variant: str, use: str) -> None:
+    """Record that every kernel of (variant, use) is now in the cache. The record names the
+    marker's index as it is now, so a recompile (new source) makes it stale by itself."""
+    index = _marker_index(variant, use)
+    if index is None or not os.path.exists(index):
+        return
+    try:
+        Path(index + COMPLETE_SUFFIX).write_text(_index_stamp(index))
+    except OSError:
+        pass  # a read-only cache: the next start compiles in the background again, no harm
 
 
 def announce_compile(variant: str, use: str = "search") -> None:

@@ -1,6 +1,6 @@
 """The Ultimate Tic-Tac-Toe playing engine behind the common interface: `UtttSearcher`.
 
-`UtttSearcher.search` first asks the df-pn prover (`engines.uttt.prover`, when it is installed)
+`UtttSearcher.search` first asks the df-pn prover (`engines.uttt.prover`)
 for the game-theoretic value of the root, with a small share of the budget (a larger one when
 few cells are open), then runs the driver's iterative deepening (`engines.driver.deepen`:
 aspiration windows, MultiPV, the watchdog and the reports) over `UtttRoot`, the root of
@@ -41,13 +41,9 @@ from engines.timeman import clock_start, deadline, move_budget_ms
 from engines.uttt import kernels as K
 from engines.uttt import search_kernels as SK
 from engines.uttt.board import MAX_MOVES
-from engines.uttt.rules import DEFAULT_HASH_MB, MAX_HASH_MB
+from engines.uttt.prover import Prover
+from engines.uttt.rules import DEFAULT_HASH_MB, MAX_HASH_MB, UtttGame
 from engines.watchdog import Watchdog, elapsed_ms
-
-try:  # the prover is a separate module; the engine plays without it
-    from engines.uttt.prover import Prover
-except ImportError:  # pragma: no cover - only when the prover is absent
-    Prover = None
 
 MAX_DEPTH = 82
 ASPIRATION = 50
@@ -64,10 +60,6 @@ PROVER_MIN_NODES = 4096        # a smaller node slice is not worth starting (the
 WALK_BUDGET_SHARE = 0.8        # the prover's search and proof walk end within this of a budget
 MAX_PROOFS = 200_000           # cached proofs (valid for ever; forgotten when this many)
 DRAW_CHECK_SHARE = 0.15        # at a proven draw: the time kept to prove the move chosen safe
-
-
-def prover_available() -> bool:
-    return Prover is not None
 
 
 # On a first run the prover compiles in a helper process while the engine gets ready and plays
@@ -232,7 +224,7 @@ class UtttRoot(RootSearch):
         return move, pv if pv and pv[0] == move else [move]
 
     def principal_variation(self, position, move, seed) -> list:
-        return self.searcher._extend_pv(position, seed)
+        return self.searcher.extend_pv(position, seed)
 
     def to_score(self, value: int, depth: int) -> Score:
         """Centipawns, or mate in moves of the side to move; a 0 is a proven draw when the
@@ -257,7 +249,7 @@ class UtttSearcher(Searcher):
         self.game = game
         self.hash_mb = int(hash_mb)
         self.buffers = SearchBuffers(hash_mb)
-        self.use_prover = use_prover and Prover is not None
+        self.use_prover = use_prover
         self.proofs: dict[int, Proof] = {}
         self._prover = None
         self._prover_stop = np.zeros(1, dtype=np.int64)
@@ -377,7 +369,7 @@ class UtttSearcher(Searcher):
             elif not (score.kind == "mate" and score.value < 0):
                 score = proof.score()
         if not pv or pv[0] != best_move:
-            pv = self._extend_pv(position, [best_move])
+            pv = self.extend_pv(position, [best_move])
         time_ms = elapsed_ms(started)
         nodes = buffers.nodes + prover_nodes
         multipv = 1 if limits.multipv and limits.multipv > 1 else None
@@ -417,13 +409,12 @@ class UtttSearcher(Searcher):
             walk_end = min(walk_end, hard_deadline)
         outcome = self._run_prover(lambda prover, stop: prover.solve(
             position, node_limit=nodes, time_limit=seconds, stop_flag=stop), stop_flag, walk_end)
-        spent = int(getattr(outcome, "nodes", 0) or 0) + int(getattr(outcome, "walk_nodes", 0)
-                                                              or 0)
-        value = getattr(outcome, "value", None)
+        spent = outcome.nodes + outcome.walk_nodes
+        value = outcome.value
         if value is None:
             return None, spent
-        pv = self._legal_prefix(position, list(getattr(outcome, "pv", []) or []))
-        best = getattr(outcome, "best_move", None)
+        pv = self._legal_prefix(position, outcome.pv)
+        best = outcome.best_move
         if best is None or int(best) not in position.legal_moves():
             best = pv[0] if pv else None
         if value > 0 and best is None:
@@ -455,9 +446,6 @@ class UtttSearcher(Searcher):
         if known is not None:
             return known.value <= 0
         if not _prover_code_ready():
-            return True
-        prover = self.prover()
-        if not hasattr(prover, "prove_win"):
             return True
         if budget is not None:
             seconds = budget * DRAW_CHECK_SHARE / 1000
@@ -497,7 +485,7 @@ class UtttSearcher(Searcher):
             current = current.play(int(move))
         return line
 
-    def _extend_pv(self, position, line: list) -> list[int]:
+    def extend_pv(self, position, line: list) -> list[int]:
         """The legal prefix of `line`, continued with the table's moves to the game's end."""
         pv = self._legal_prefix(position, line)
         current = position
@@ -517,8 +505,6 @@ class UtttSearcher(Searcher):
 def warm_up_prover() -> None:
     """Compile the prover's kernels as the searcher calls them (solve with its proof walk, and
     prove_win), for `UtttSearcher.warm_up`'s helper process."""
-    from engines.uttt.rules import UtttGame
-
     game = UtttGame()
     prover = Prover(hash_mb=1)
     stop = np.zeros(1, dtype=np.int64)
@@ -526,6 +512,7 @@ def warm_up_prover() -> None:
                  stop_flag=stop)
     late = game.parse_position(WARM_UP_LATE)
     prover.prove_win(late, late.side_to_move, time_limit=1.0, stop_flag=stop)
+    compile_cache.mark_compiled("uttt", "prover")
 
 
 WARM_UP_LATE = ("O;OX..@XXX.;X.OOO.OO./XO.X.OXO./X.XXX.O.O/XXOOXOO../OXOOXO.O./XXX....O./"

@@ -16,7 +16,7 @@ from engines import get_game
 from engines.base import Limits, Score
 from engines.timeman import move_budget_ms
 from engines.uttt import kernels as K
-from engines.uttt.searcher import UtttSearcher, prover_available
+from engines.uttt.searcher import UtttSearcher
 
 MATE = 30000
 
@@ -301,10 +301,6 @@ def test_hash_and_clear(game):
 
 
 # --- proven wins ---------------------------------------------------------------------------------
-needs_prover = pytest.mark.skipif(not prover_available(),
-                                  reason="engines.uttt.prover is not installed")
-
-
 def play_out(game, fen: str, searcher, rng: random.Random, movetime: int):
     """Winner of a game from `fen`: the searcher plays X, a random mover O."""
     position = game.parse_position(fen)
@@ -317,7 +313,6 @@ def play_out(game, fen: str, searcher, rng: random.Random, movetime: int):
     return position.result().winner
 
 
-@needs_prover
 @pytest.mark.parametrize("fen", [PROVEN_X_WIN, DEEP_X_WIN])
 def test_a_proven_win_is_kept_against_a_random_opponent(game, fen):
     searcher = UtttSearcher(game, hash_mb=16)
@@ -326,7 +321,6 @@ def test_a_proven_win_is_kept_against_a_random_opponent(game, fen):
         assert play_out(game, fen, searcher, rng, movetime=20) == 0
 
 
-@needs_prover
 def test_the_proven_move_is_played_whatever_a_shallow_search_says(game):
     from engines.uttt.prover import Prover
 
@@ -342,7 +336,6 @@ def test_the_proven_move_is_played_whatever_a_shallow_search_says(game):
     assert again.best_move == result.best_move and again.score == result.score
 
 
-@needs_prover
 def test_a_proven_draw_is_reported_exactly_and_kept(game):
     position = game.parse_position(PROVEN_DRAW)
     searcher = UtttSearcher(game, hash_mb=16)
