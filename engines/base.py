@@ -361,7 +361,8 @@ class GameEntry:
     needs two players, the first called black). `perft` says whether positions count leaf
     nodes (`Position.perft`, `Position.divide`). `bench()` returns the game's bench signature
     (`engines.bench.BenchSignature`, from the game's `bench` module, loaded on use: it imports
-    the search).
+    the search). `finish_warm_up()`, when a game has one, completes in this process what a
+    start-up's warm-up leaves to later or to another process (`mallard warmup` calls it).
     """
 
     name: str
@@ -373,6 +374,7 @@ class GameEntry:
     prove: Optional[Callable[[Position, int], Optional[GameResult]]] = None
     perft: bool = False
     bench: Optional[Callable[[], Any]] = None
+    finish_warm_up: Optional[Callable[[], None]] = None
 
     @property
     def names(self) -> tuple[str, ...]:

@@ -3,8 +3,8 @@
 Optional: an engine compiles what its game needs on first use anyway (and says so on stderr).
 This fills the cache for all games at once, one worker process per game, as many at a time as
 the machine has cores, so a later first start of any game only loads code. Each worker runs what
-an engine's start-up runs (the session's warm-up), the perft kernels, and for Connect Four the
-book conversion. Prints one line per game on stdout: `<variant> ready in <seconds> s`.
+an engine's start-up runs (the session's warm-up), the perft kernels, and what the game's
+`finish_warm_up` adds (the UTTT prover's helper compile, the Connect Four book conversion). Prints one line per game on stdout: `<variant> ready in <seconds> s`.
 """
 
 from __future__ import annotations
@@ -29,14 +29,8 @@ def warm_one(variant: str) -> None:
         raise RuntimeError(f"{variant}: {session.warm_error}")
     if session.entry.perft:
         session.game.start_position().perft(2)
-    if variant == "uttt":
-        from engines.uttt.searcher import wait_for_prover_code
-
-        wait_for_prover_code()  # a first run compiles the prover in a helper process
-    if variant == "cfour":
-        from engines.connect4.book import default_book
-
-        default_book(7, 6)
+    if session.entry.finish_warm_up is not None:
+        session.entry.finish_warm_up()
 
 
 def run(out: TextIO = sys.stdout, jobs: int = 0) -> int:

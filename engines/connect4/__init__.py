@@ -23,6 +23,12 @@ def _prove(position, node_limit):
     return prove(position, node_limit)
 
 
+def _finish_warm_up():
+    from engines.connect4.book import default_book  # numba: the book module loads its kernels
+
+    default_book(7, 6)  # converts BitBully's book into the cache on first use
+
+
 def _bench():
     from engines.connect4.bench import SIGNATURE  # numba: the bench module imports the search
 
@@ -31,4 +37,4 @@ def _bench():
 
 GAME = GameEntry("cfour", Connect4Game, _new_searcher, aliases=("connect4",),
                  options=SEARCHER_OPTIONS, protocols=("uci", "ugi", "gtp"), prove=_prove,
-                 bench=_bench)
+                 bench=_bench, finish_warm_up=_finish_warm_up)

@@ -46,6 +46,7 @@ OPTIONS = (  # applied to a `searcher.DuckSearcher`
 
 
 def _kernels():
+    # numba: the registry imports the rules, and listing the games must not load the compiler
     from engines.duck import kernels
 
     return kernels

@@ -115,6 +115,7 @@ def exception_value(position, depth: int, quiescence: bool, quiescence_ply_limit
 def enumeration_value(position, depth: int, quiescence: bool, quiescence_ply_limit: int,
                       eval_terms: int = DEFAULT_TERMS) -> tuple[int, int]:
     """(value, nodes) of the plain search over every (piece move, duck square) pair."""
+    # the full-enumeration oracle, for the bench and the tests: a search never loads it
     from engines.duck.enumeration import enumerate_search
 
     buffers = SearchBuffers(1)

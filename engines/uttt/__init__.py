@@ -23,6 +23,12 @@ def _prove(position, node_limit):
     return prove(position, node_limit)
 
 
+def _finish_warm_up():
+    from engines.uttt.searcher import wait_for_prover_code  # numba: imports the search
+
+    wait_for_prover_code()  # a first start compiles the prover in a helper process
+
+
 def _bench():
     from engines.uttt.bench import SIGNATURE  # numba: the bench module imports the search
 
@@ -30,4 +36,5 @@ def _bench():
 
 
 GAME = GameEntry("uttt", UtttGame, _new_searcher, options=SEARCHER_OPTIONS,
-                 protocols=("uci", "ugi", "gtp"), prove=_prove, perft=True, bench=_bench)
+                 protocols=("uci", "ugi", "gtp"), prove=_prove, perft=True, bench=_bench,
+                 finish_warm_up=_finish_warm_up)

@@ -55,6 +55,7 @@ SEARCHER_OPTIONS = (  # applied to a `searcher.UtttSearcher`
 
 
 def _kernels():
+    # numba: the registry imports the rules, and listing the games must not load the compiler
     from engines.uttt import kernels
 
     return kernels
