@@ -314,15 +314,18 @@ def build_parser() -> argparse.ArgumentParser:
 
     bench = commands.add_parser(
         "bench", help="bench signatures and benchmark tables",
+        usage="mallard bench [-h] [--variant VARIANT] [BENCHMARK ...]",
         description="Without a benchmark: the bench signature of every game (or --variant's), "
                     "fixed positions searched to a fixed depth as a UCI 'go depth N' does, "
                     "printed as '<variant>: Nodes searched: N' and a last 'Nodes searched: "
                     "<total>' (time and speed on stderr). The benchmarks print Markdown tables.")
     bench.add_argument("--variant", choices=sorted(n for game in GAMES if game.bench
                                                    for n in game.names),
-                       help="only this game's signature (default: every game's)")
+                       metavar="VARIANT", help="only this game's signature (default: every "
+                       "game's): " + ", ".join(game.name for game in GAMES if game.bench))
     bench.set_defaults(run=_bench_signatures)
-    bench_games = bench.add_subparsers(dest="game", metavar="BENCHMARK", parser_class=_Parser)
+    bench_games = bench.add_subparsers(dest="benchmark", metavar="BENCHMARK",
+                                       parser_class=_Parser, prog="mallard bench")
     c4 = bench_games.add_parser("connect4", help="the public Connect Four test sets",
                                 description="Solve the public Connect Four test sets.")
     c4.add_argument("--set", action="append", choices=list(TEST_SETS), metavar="NAME",
@@ -459,6 +462,9 @@ def main(argv=None) -> int:
             args, unknown = parser.parse_known_args(argv)
             if unknown:
                 args.usage_parser.error(f"unrecognized arguments: {' '.join(unknown)}")
+            if getattr(args, "benchmark", None) and getattr(args, "variant", None):
+                args.usage_parser.error("--variant chooses a bench signature; a named "
+                                        "benchmark does not take it")
         if not getattr(args, "run", None):
             parser.print_help()
             return 0

@@ -133,6 +133,10 @@ def test_match_help_goes_to_stdout_with_status_0(flag):
     (["bench", "duck-perft", "--reference", "/no/such/engine"], "usage: mallard bench duck-perft",
      "no executable program"),
     (["bench", "uttt", "--limit", "nan"], "usage: mallard bench uttt", "positive number"),
+    (["bench", "--variant", "duck", "duck-perft"], "usage: mallard bench duck-perft",
+     "a named benchmark does not take it"),
+    (["bench", "--variant", "chess"], "usage: mallard bench [-h] [--variant VARIANT] "
+     "[BENCHMARK ...]", "invalid choice: 'chess'"),
     (["prove", "uttt", "x", "--limit", "-1"], "usage: mallard prove", "positive number"),
     (["gtp", "--variant", "duck"], "usage: mallard gtp", "duck cannot be played over GTP"),
     (["perft", "duck", "-1"], "usage: mallard perft", "-1 is below 0"),
