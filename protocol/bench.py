@@ -33,6 +33,7 @@ from typing import Optional, TextIO
 from engines.connect4 import bench as connect4_bench
 from engines.duck import bench as duck_bench
 from engines.uttt import bench as uttt_bench
+from engines.workpool import WorkPool
 from protocol.signature import SignatureResult, run_signature
 
 
@@ -213,13 +214,16 @@ def bench_duck(depth: int, enumeration_depths, enumeration_positions: int,
 
 
 def bench_duck_match(a: str, b: str, pairs: int, nodes: int, jobs: int, seed: int,
+                     pool: Optional[WorkPool] = None, where: str = "",
                      out: TextIO = sys.stdout) -> int:
-    record = duck_bench.self_play(a, b, pairs, nodes, jobs, seed)
+    """`where` says where `pool` runs (default: `jobs` local processes)."""
+    record = duck_bench.self_play(a, b, pairs, nodes, jobs, seed, pool)
     result = record.result
     elo, margin = result.elo()
     header = ["A", "B", "games", "A wins", "draws", "A losses", "A score", "Elo (95%)"]
+    where = where or f"{jobs} local process{'es' if jobs > 1 else ''}"
     out.write(f"# mallard bench duck-match: {nodes} nodes per move, {pairs} random 4-ply "
-              f"openings x 2 colours, seed {seed}, {record.seconds:.0f} s\n")
+              f"openings x 2 colours, seed {seed}, {record.seconds:.0f} s on {where}\n")
     _table_start(header, out)
     row = [a, b, str(result.games), str(result.wins), str(result.draws), str(result.losses),
            f"{result.score:.3f}", f"{elo:+.0f} +- {margin:.0f}"]

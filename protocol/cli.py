@@ -11,14 +11,17 @@ reaches the user.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.util
 import math
 import os
 import shutil
 import sys
+from typing import Iterator, Optional
 
 from engines import DEFAULT_GAMES, GAMES, compile_cache, find_game, game_names, get_game
 from engines.connect4.testsets import TEST_SETS
+from engines.workpool import LocalPool, WorkPool
 from protocol import VERSION, print_notice
 
 DESCRIPTION = ("A game-engine server: a perfect Connect Four solver, Duck Chess and Ultimate "
@@ -96,6 +99,32 @@ def evaluation_terms(text: str) -> str:
     except ValueError as error:
         raise argparse.ArgumentTypeError(str(error)) from None
     return text
+
+
+def cluster_address(text: str) -> str:
+    # imported on use: the tournaments package loads the match runner
+    from tournaments.cluster import parse_address
+
+    try:
+        parse_address(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    return installed("distributed", "cluster")(text)
+
+
+@contextlib.contextmanager
+def _work_pool(cluster: Optional[str], jobs: int) -> Iterator[tuple[WorkPool, str]]:
+    """The pool a tool's batch work runs on, and where that is: the Dask cluster at `cluster`,
+    or `jobs` local processes."""
+    if cluster is None:
+        yield LocalPool(jobs), f"{jobs} local process{'es' if jobs > 1 else ''}"
+        return
+    # imported on use: the tournaments package loads the match runner
+    from tournaments.cluster import open_cluster
+
+    with open_cluster(cluster) as opened:  # its ClusterError is an OSError: one line, exit 2
+        opened.wait_for_workers(1)
+        yield opened.pool(), f"the cluster at {cluster} ({opened.workers()} workers)"
 
 
 class _HelpFormatter(argparse.HelpFormatter):
@@ -183,7 +212,9 @@ def _bench_startup(args) -> int:
 def _bench_duck_match(args) -> int:
     from protocol.bench import bench_duck_match
 
-    return bench_duck_match(args.a, args.b, args.pairs, args.nodes, args.jobs, args.seed)
+    with _work_pool(args.cluster, args.jobs) as (pool, where):
+        return bench_duck_match(args.a, args.b, args.pairs, args.nodes, args.jobs, args.seed,
+                                pool, where)
 
 
 def _prove(args) -> int:
@@ -253,8 +284,9 @@ def _book_build(args) -> int:
     if not args.no_base and (args.width, args.height) == (7, 6) and args.depth < 12:
         if bitbully_book() is not None:  # converts and caches it on first use
             base = cache_dir() / BITBULLY_FILE
-    path = build_book(args.width, args.height, args.depth, jobs=args.jobs, output=args.output,
-                      base=base, progress=progress)
+    with _work_pool(args.cluster, args.jobs) as (pool, _):
+        path = build_book(args.width, args.height, args.depth, output=args.output, base=base,
+                          progress=progress, pool=pool)
     print(path)
     return 0
 
@@ -370,6 +402,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="openings, each played twice")
     dm.add_argument("--nodes", type=positive_int, default=20000, help="nodes per move")
     dm.add_argument("--jobs", type=positive_int, default=2, help="worker processes")
+    dm.add_argument("--cluster", type=cluster_address, metavar="ADDRESS",
+                    help="play the games on a Dask cluster instead: tcp://HOST:PORT or "
+                         "local[:N] (needs mallard[cluster])")
     dm.add_argument("--seed", type=non_negative_int, default=1, help="random seed")
     dm.set_defaults(run=_bench_duck_match)
 
@@ -424,6 +459,9 @@ def build_parser() -> argparse.ArgumentParser:
     build.add_argument("--width", type=positive_int, default=7, help="board width")
     build.add_argument("--height", type=positive_int, default=6, help="board height")
     build.add_argument("--jobs", type=positive_int, default=1, help="worker processes")
+    build.add_argument("--cluster", type=cluster_address, metavar="ADDRESS",
+                       help="solve the chunks on a Dask cluster instead: tcp://HOST:PORT or "
+                            "local[:N] (needs mallard[cluster]); the book is the same")
     build.add_argument("--output", help="book file (default: the cache directory)")
     build.add_argument("--no-base", action="store_true",
                        help="for 7x6, do not search with BitBully's 12-ply book while building")
@@ -475,7 +513,7 @@ def main(argv=None) -> int:
         message = error.args[0] if isinstance(error, KeyError) and error.args else error
         print(f"mallard: {message}", file=sys.stderr)
         return 2
-    except OSError as error:  # a file or directory the user named cannot be used
+    except OSError as error:  # a file, directory or cluster the user named cannot be used
         print(f"mallard: {error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

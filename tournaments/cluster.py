@@ -1,5 +1,8 @@
 """Dask clusters for the match runner and the tools: `open_cluster(address)`.
 
+`Cluster.pool()` is a `engines.workpool.WorkPool` whose calls run on the workers (book chunks,
+self-play games); the match runner's executor is `tournaments.executors.DaskExecutor`.
+
 An address is `tcp://HOST:PORT` (a running `dask scheduler`; `tls://` works the same way) or
 `local[:N]` (a `LocalCluster` of N single-threaded worker processes on this machine, N defaulting
 to the number of cores, for a try-out and for tests). The `distributed` package is optional
@@ -14,8 +17,9 @@ from __future__ import annotations
 
 import importlib
 import os
-from concurrent.futures import Executor
-from typing import Optional
+from typing import Any, Callable, Iterable, Iterator, Optional
+
+from engines.workpool import WorkPool
 
 INSTALL_HINT = "the cluster needs the distributed package: pip install 'mallard[cluster]'"
 CONNECT_TIMEOUT_S = 10
@@ -23,9 +27,10 @@ LOCAL = "local"
 REMOTE_SCHEMES = ("tcp://", "tls://", "ws://", "wss://", "inproc://")
 
 
-class ClusterError(RuntimeError):
-    """A cluster that cannot be used: bad address, `distributed` missing, scheduler unreachable
-    or gone."""
+class ClusterError(ConnectionError):
+    """A cluster that cannot be used: `distributed` missing, scheduler unreachable or gone,
+    workers dying. An OSError, as a lost connection is: callers that report a failed file or
+    connection in one line report this one the same way."""
 
 
 def parse_address(text: str) -> tuple[str, Optional[int]]:
@@ -64,9 +69,11 @@ class Cluster:
             if where == LOCAL:
                 # processes, one thread each: engines are processes anyway, and a worker killed
                 # mid-game must not take other games with it
+                # on the loopback only; the dashboard on any free port (a second local
+                # cluster must not warn that 8787 is taken)
                 self._local = distributed.LocalCluster(
                     n_workers=workers, threads_per_worker=1, processes=True,
-                    dashboard_address=None, silence_logs=50)
+                    host="127.0.0.1", dashboard_address="127.0.0.1:0", silence_logs=50)
                 self.client = distributed.Client(self._local, timeout=timeout_s)
             else:
                 self.client = distributed.Client(where, timeout=timeout_s)
@@ -89,10 +96,8 @@ class Cluster:
             raise ClusterError(f"no worker joined the cluster at {self.address} within "
                                f"{timeout_s:g} s: {_first_line(error)}") from None
 
-    def executor(self) -> Executor:
-        """A `concurrent.futures.Executor` whose calls run on the workers (for process-pool
-        style jobs: book chunks, self-play games)."""
-        return self.client.get_executor(pure=False)
+    def pool(self) -> "ClusterPool":
+        return ClusterPool(self)
 
     def _close_local(self) -> None:
         if self._local is not None:
@@ -110,6 +115,36 @@ class Cluster:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+class ClusterPool(WorkPool):
+    """A `WorkPool` on the cluster's workers: the shared object is scattered to every worker
+    once per call, each item is one task. A cluster that goes away mid-call is a ClusterError;
+    a worker that dies is replaced by the scheduler, which runs its items again elsewhere."""
+
+    def __init__(self, cluster: Cluster):
+        self.cluster = cluster
+
+    def imap_unordered(self, function: Callable[..., Any], shared: Any,
+                       items: Iterable[tuple]) -> Iterator[tuple[int, Any]]:
+        distributed = distributed_module()
+        client = self.cluster.client
+        futures = {}
+        try:
+            if shared is not None:
+                shared = client.scatter(shared, broadcast=True, hash=False)
+            for index, item in enumerate(items):
+                futures[client.submit(function, shared, *item, pure=False)] = index
+            for future in distributed.as_completed(futures):
+                yield futures[future], future.result()
+        except distributed.KilledWorker as error:  # the scheduler's limit of worker deaths
+            raise ClusterError(f"workers of the cluster at {self.cluster.address} kept dying "
+                               f"on the same task: {_first_line(error)}") from None
+        except (OSError, TimeoutError, distributed.CancelledError) as error:
+            raise ClusterError(f"the cluster at {self.cluster.address} went away: "
+                               f"{_first_line(error)}") from None
+        finally:
+            client.cancel(list(futures))
 
 
 def open_cluster(address: str, timeout_s: float = CONNECT_TIMEOUT_S) -> Cluster:

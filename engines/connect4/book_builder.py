@@ -1,15 +1,17 @@
 """Builds the project's own Connect Four books for any board size (`mallard book build`).
 
 `build_book` solves every position worth probing with 0..depth stones, deepest level first, so
-that each level's search probes the levels below it; worker processes solve fixed-size chunks
-and each finished chunk is kept on disk, so an interrupted build resumes where it stopped. The
-result is a `book.Book` file (see `book.py` for the format and where books are looked up).
+that each level's search probes the levels below it; the workers of a `WorkPool` (local
+processes, or a Dask cluster's) solve fixed-size chunks, and each finished chunk is kept on disk
+here, so an interrupted build resumes where it stopped. The result is a `book.Book` file (see
+`book.py` for the format and where books are looked up); the solves are exact, so where the
+chunks ran does not change a byte of it.
 """
 
 from __future__ import annotations
 
 import os
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional
 
@@ -19,6 +21,7 @@ from engines.connect4 import book_kernels as BK
 from engines.connect4 import kernels as K
 from engines.connect4.book import Book, built_book_path, cache_dir
 from engines.connect4.solver import Solver
+from engines.workpool import LocalPool, WorkPool
 
 CHUNK = 2000  # positions a worker solves per task (and per resumable file)
 
@@ -40,17 +43,27 @@ def enumerate_levels(width: int, height: int, depth: int) -> list[tuple[np.ndarr
     return levels
 
 
-_worker_solver = None
+@dataclass(frozen=True, eq=False)
+class LevelSolver:
+    """What every chunk of a level needs: the board and the books its search probes (sent to
+    each worker once per level)."""
+
+    width: int
+    height: int
+    hash_mb: int
+    book: Optional[Book]
 
 
-def _init_worker(width: int, height: int, book_paths: list[str], hash_mb: int) -> None:
+_worker_solver: tuple = (None, None)  # (the LevelSolver it was made for, Solver) in a worker
+
+
+def _solve_chunk(spec: LevelSolver, curs: np.ndarray, masks: np.ndarray,
+                 moves: int) -> np.ndarray:
     global _worker_solver
-    book = Book.merge([Book.load(Path(p)) for p in book_paths])
-    _worker_solver = Solver(width, height, hash_mb=hash_mb, book=book)
-
-
-def _solve_chunk(curs: np.ndarray, masks: np.ndarray, moves: int) -> np.ndarray:
-    solver = _worker_solver
+    if _worker_solver[0] is not spec:  # a new level: one solver (and table) per level
+        _worker_solver = (spec, Solver(spec.width, spec.height, hash_mb=spec.hash_mb,
+                                       book=spec.book))
+    solver = _worker_solver[1]
     out = np.empty(curs.size, dtype=np.int64)
     for i in range(curs.size):
         out[i] = solver.solve_bits(int(curs[i]), int(masks[i]), moves)
@@ -59,13 +72,16 @@ def _solve_chunk(curs: np.ndarray, masks: np.ndarray, moves: int) -> np.ndarray:
 
 def build_book(width: int, height: int, depth: int, jobs: int = 1,
                output: Optional[Path] = None, hash_mb: int = 64, base: Optional[Path] = None,
-               progress: Optional[Callable[[int, int, int], None]] = None) -> Path:
+               progress: Optional[Callable[[int, int, int], None]] = None,
+               pool: Optional[WorkPool] = None) -> Path:
     """Solve every probe-worthy position with 0..`depth` stones, deepest level first (each level's
-    search probes the levels below it and the `base` book file, if any), in `jobs` worker
-    processes. Finished chunks are kept in a work directory, so an interrupted build resumes.
+    search probes the levels below it and the `base` book file, if any), on `pool` (default:
+    `jobs` local worker processes). Finished chunks are kept in a work directory, so an
+    interrupted build resumes.
     Returns the path of the book file (which holds only the levels built here).
     `progress(level, chunks_done, chunks_total)` is called as chunks finish."""
     ctx = K.make_context(width, height)  # validates the size
+    pool = pool or LocalPool(max(1, jobs))
     if depth < 0 or depth >= width * height:
         raise ValueError(f"depth must be in 0..{width * height - 1}")
     output = Path(output) if output else built_book_path(width, height, depth)
@@ -85,22 +101,21 @@ def build_book(width: int, height: int, depth: int, jobs: int = 1,
         if progress:
             progress(level, done, len(chunks))
         if todo:
-            book_paths = [str(partial_path)] if all_keys else []
+            book_paths = [partial_path] if all_keys else []
             if base is not None:
-                book_paths.append(str(base))
-            with ProcessPoolExecutor(max_workers=max(1, jobs), initializer=_init_worker,
-                                     initargs=(width, height, book_paths, hash_mb)) as pool:
-                futures = {pool.submit(_solve_chunk, curs[chunks[i]], masks[chunks[i]], level): i
-                           for i in todo}
-                for future in as_completed(futures):
-                    i = futures[future]
-                    target = work / f"level{level}-chunk{i}.npy"
-                    tmp = work / f"level{level}-chunk{i}.tmp.npy"
-                    np.save(tmp, future.result())
-                    os.replace(tmp, target)
-                    done += 1
-                    if progress:
-                        progress(level, done, len(chunks))
+                book_paths.append(Path(base))
+            spec = LevelSolver(width, height, hash_mb,
+                               Book.merge([Book.load(path) for path in book_paths]))
+            items = [(curs[chunks[i]], masks[chunks[i]], level) for i in todo]
+            for index, scores in pool.imap_unordered(_solve_chunk, spec, items):
+                i = todo[index]
+                target = work / f"level{level}-chunk{i}.npy"
+                tmp = work / f"level{level}-chunk{i}.tmp.npy"
+                np.save(tmp, scores)
+                os.replace(tmp, target)
+                done += 1
+                if progress:
+                    progress(level, done, len(chunks))
         scores = np.concatenate([np.load(work / f"level{level}-chunk{i}.npy")
                                  for i in range(len(chunks))]) if chunks else np.zeros(0, np.int64)
         all_keys.append(curs + masks)

@@ -27,6 +27,7 @@ from engines.bench import BenchSignature, PerftRow, PerftTiming
 from engines.duck.rules import DuckGame
 from engines.duck.searcher import DuckSearcher, SearchBuffers, enumeration_value, exception_value
 from engines.duck.selfplay import MatchResult, match, parse_terms
+from engines.workpool import WorkPool
 
 BENCH_HASH_MB = 64
 
@@ -134,10 +135,12 @@ class SelfPlayRecord:
     seconds: float
 
 
-def self_play(a: str, b: str, pairs: int, nodes: int, jobs: int, seed: int) -> SelfPlayRecord:
+def self_play(a: str, b: str, pairs: int, nodes: int, jobs: int, seed: int,
+              pool: Optional[WorkPool] = None) -> SelfPlayRecord:
     """A match between evaluation terms `a` and `b` (`selfplay.parse_terms` texts): `pairs`
-    random openings played with both colours, `nodes` per move."""
+    random openings played with both colours, `nodes` per move, on `pool` (default: `jobs`
+    local processes)."""
     terms_a, terms_b = parse_terms(a), parse_terms(b)
     started = time.perf_counter()
-    result = match(terms_a, terms_b, pairs, nodes, seed=seed, jobs=jobs)
+    result = match(terms_a, terms_b, pairs, nodes, seed=seed, jobs=jobs, pool=pool)
     return SelfPlayRecord(result, time.perf_counter() - started)

@@ -13,12 +13,12 @@ from __future__ import annotations
 import math
 import random
 from dataclasses import dataclass
-from multiprocessing import get_context
 from typing import Optional
 
 from engines.base import Limits
 from engines.duck.rules import DuckGame
 from engines.duck.searcher import DuckSearcher
+from engines.workpool import LocalPool, WorkPool
 
 TERM_NAMES = {"mobility": 1, "king": 2, "pawns": 4}
 
@@ -65,9 +65,9 @@ def play_game(start, white, black, nodes: int, max_plies: int) -> tuple[Optional
     return None, f"{max_plies} plies"
 
 
-def _play_pair(job):
+def _play_pair(_shared, terms_a: int, terms_b: int, seed: int, nodes: int, max_plies: int,
+               opening_plies: int) -> list[float]:
     """Both colours of one opening; returns the points of configuration A in each game."""
-    terms_a, terms_b, seed, nodes, max_plies, opening_plies = job
     game = DuckGame()
     start = random_opening(game, random.Random(seed), opening_plies)
     a = DuckSearcher(game, hash_mb=16, eval_terms=terms_a)
@@ -115,13 +115,13 @@ class MatchResult:
 
 
 def match(terms_a: int, terms_b: int, pairs: int, nodes: int, seed: int = 1, jobs: int = 1,
-          max_plies: int = 200, opening_plies: int = 4) -> MatchResult:
-    jobs_list = [(terms_a, terms_b, seed * 100003 + i, nodes, max_plies, opening_plies)
-                 for i in range(pairs)]
-    if jobs > 1:
-        with get_context("spawn").Pool(jobs) as pool:
-            results = pool.map(_play_pair, jobs_list)
-    else:
-        results = [_play_pair(job) for job in jobs_list]
-    points = [p for pair in results for p in pair]
+          max_plies: int = 200, opening_plies: int = 4,
+          pool: Optional[WorkPool] = None) -> MatchResult:
+    """`pairs` openings, each played with both colours, on `pool` (default: `jobs` local worker
+    processes); every game is fixed by its seed and node limits, so where it runs does not
+    change it."""
+    items = [(terms_a, terms_b, seed * 100003 + i, nodes, max_plies, opening_plies)
+             for i in range(pairs)]
+    pool = pool or LocalPool(max(1, jobs))
+    points = [p for _, pair in pool.imap_unordered(_play_pair, None, items) for p in pair]
     return MatchResult(points.count(1.0), points.count(0.5), points.count(0.0))

@@ -138,6 +138,10 @@ def test_match_help_goes_to_stdout_with_status_0(flag):
     (["bench", "--variant", "chess"], "usage: mallard bench [-h] [--variant VARIANT] "
      "[BENCHMARK ...]", "invalid choice: 'chess'"),
     (["prove", "uttt", "x", "--limit", "-1"], "usage: mallard prove", "positive number"),
+    (["book", "build", "--depth", "3", "--cluster", "10.0.0.5"], "usage: mallard book build",
+     "is not a cluster address: tcp://HOST:PORT or local[:N]"),
+    (["bench", "duck-match", "--cluster", "local:0"], "usage: mallard bench duck-match",
+     "local:N needs a whole number of workers"),
     (["gtp", "--variant", "duck"], "usage: mallard gtp", "duck cannot be played over GTP"),
     (["perft", "duck", "-1"], "usage: mallard perft", "-1 is below 0"),
 ])
