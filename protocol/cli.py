@@ -304,11 +304,8 @@ def _warmup(args) -> int:
     return warmup.run()
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="mallard", description=DESCRIPTION)
-    parser.add_argument("-V", "--version", action="version", version=f"mallard {VERSION}")
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-
+def _add_engines(commands) -> None:
+    """`mallard` subcommands: the engine under each protocol: uci, ugi, gtp."""
     for name, what in (("uci", "UCI (Fairy-Stockfish dialect)"), ("ugi", "UGI"),
                        ("gtp", "GTP version 2")):
         engine = commands.add_parser(name, help=f"the engine, speaking {what} on stdin/stdout",
@@ -317,6 +314,9 @@ def build_parser() -> argparse.ArgumentParser:
         engine.add_argument("--variant", choices=sorted(n for game in GAMES for n in game.names),
                             help=f"the game to start with (default: {DEFAULT_GAMES[name]})")
 
+
+def _add_solve(commands) -> None:
+    """`mallard` subcommands: the Connect Four solver line protocol."""
     solve = commands.add_parser(
         "solve", help="Connect Four solver line protocol (stdin -> stdout)",
         description="Solve Connect Four positions, one per line of stdin (1-based column "
@@ -331,6 +331,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="transposition table size in MB")
     solve.set_defaults(run=_solve)
 
+
+def _add_perft(commands) -> None:
+    """`mallard` subcommands: perft and divide."""
     perft = commands.add_parser("perft", help="count the leaves of the move tree",
                                 description="Count the leaves of the move tree to a depth.")
     perft.add_argument("game", choices=[game.name for game in GAMES if game.perft],
@@ -344,21 +347,10 @@ def build_parser() -> argparse.ArgumentParser:
                        help="play the last ply instead of counting it")
     perft.set_defaults(run=_perft)
 
-    bench = commands.add_parser(
-        "bench", help="bench signatures and benchmark tables",
-        usage="mallard bench [-h] [--variant VARIANT] [BENCHMARK ...]",
-        description="Without a benchmark: the bench signature of every game (or --variant's), "
-                    "fixed positions searched to a fixed depth as a UCI 'go depth N' does, "
-                    "printed as '<variant>: Nodes searched: N' and a last 'Nodes searched: "
-                    "<total>' (time and speed on stderr). The benchmarks print Markdown tables.")
-    bench.add_argument("--variant", choices=sorted(n for game in GAMES if game.bench
-                                                   for n in game.names),
-                       metavar="VARIANT", help="only this game's signature (default: every "
-                       "game's): " + ", ".join(game.name for game in GAMES if game.bench))
-    bench.set_defaults(run=_bench_signatures)
-    bench_games = bench.add_subparsers(dest="benchmark", metavar="BENCHMARK",
-                                       parser_class=_Parser, prog="mallard bench")
-    c4 = bench_games.add_parser("connect4", help="the public Connect Four test sets",
+
+def _add_connect4_bench(benchmarks) -> None:
+    """`mallard bench` benchmarks: the Connect Four test sets."""
+    c4 = benchmarks.add_parser("connect4", help="the public Connect Four test sets",
                                 description="Solve the public Connect Four test sets.")
     c4.add_argument("--set", action="append", choices=list(TEST_SETS), metavar="NAME",
                     help=f"test set (repeatable; default all): {', '.join(TEST_SETS)}")
@@ -370,13 +362,19 @@ def build_parser() -> argparse.ArgumentParser:
                     help="time BitBully in the same run")
     c4.set_defaults(run=_bench)
 
-    dp = bench_games.add_parser("duck-perft", help="Duck Chess perft speed",
+
+def _add_duck_perft_bench(benchmarks) -> None:
+    """`mallard bench` benchmarks: Duck Chess perft speed."""
+    dp = benchmarks.add_parser("duck-perft", help="Duck Chess perft speed",
                                 description="Duck Chess perft speed.")
     dp.add_argument("--reference", metavar="ENGINE", type=executable,
                     help="a Fairy-Stockfish binary to time on the same perfts in the same run")
     dp.set_defaults(run=_bench_duck_perft)
 
-    duck = bench_games.add_parser("duck", help="Duck Chess search: bench signature and speed",
+
+def _add_duck_bench(benchmarks) -> None:
+    """`mallard bench` benchmarks: the Duck Chess search."""
+    duck = benchmarks.add_parser("duck", help="Duck Chess search: bench signature and speed",
                                   description="Duck Chess search: bench signature and speed.")
     duck.add_argument("--depth", type=positive_int, default=6, help="search depth")
     duck.add_argument("--enumeration", type=depth_list, default=[2, 3], metavar="DEPTHS",
@@ -386,14 +384,20 @@ def build_parser() -> argparse.ArgumentParser:
                       help="positions used for the enumeration comparison (1 to 10)")
     duck.set_defaults(run=_bench_duck)
 
-    su = bench_games.add_parser("startup", help="engine start-up (cold and warm numba cache) "
+
+def _add_startup_bench(benchmarks) -> None:
+    """`mallard bench` benchmarks: engine start-up and stop latency."""
+    su = benchmarks.add_parser("startup", help="engine start-up (cold and warm numba cache) "
                                                 "and stop -> bestmove latency",
                                 description="Engine start-up and stop -> bestmove latency.")
     su.add_argument("--rounds", type=positive_int, default=10,
                     help="stop latency searches per variant")
     su.set_defaults(run=_bench_startup)
 
-    dm = bench_games.add_parser("duck-match", help="self-play match between two evaluations",
+
+def _add_duck_match_bench(benchmarks) -> None:
+    """`mallard bench` benchmarks: Duck Chess self-play."""
+    dm = benchmarks.add_parser("duck-match", help="self-play match between two evaluations",
                                 description="In-process self-play between two evaluations.")
     dm.add_argument("--a", default="all", type=evaluation_terms,
                     help="terms of engine A: mobility,king,pawns | all | none")
@@ -408,7 +412,10 @@ def build_parser() -> argparse.ArgumentParser:
     dm.add_argument("--seed", type=non_negative_int, default=1, help="random seed")
     dm.set_defaults(run=_bench_duck_match)
 
-    ut = bench_games.add_parser("uttt", help="UTTT perft speed and the df-pn prover",
+
+def _add_uttt_bench(benchmarks) -> None:
+    """`mallard bench` benchmarks: UTTT perft and the prover."""
+    ut = benchmarks.add_parser("uttt", help="UTTT perft speed and the df-pn prover",
                                 description="Ultimate Tic-Tac-Toe perft speed and the prover.")
     ut.add_argument("--positions", type=positive_int, default=5, metavar="N",
                     help="random positions per row of the prover tables")
@@ -417,7 +424,10 @@ def build_parser() -> argparse.ArgumentParser:
     ut.add_argument("--seed", type=non_negative_int, default=1, help="random seed")
     ut.set_defaults(run=_bench_uttt)
 
-    tm = bench_games.add_parser("timing", help="time losses of mallard against itself in the "
+
+def _add_timing_bench(benchmarks) -> None:
+    """`mallard bench` benchmarks: time losses in the match runner."""
+    tm = benchmarks.add_parser("timing", help="time losses of mallard against itself in the "
                                 "match runner", description="Time losses of mallard against "
                                 "itself in the match runner, per variant and time control.")
     tm.add_argument("--games", type=positive_int, default=200, help="games per row")
@@ -428,6 +438,33 @@ def build_parser() -> argparse.ArgumentParser:
     tm.add_argument("--concurrency", type=positive_int, default=2, help="games at once")
     tm.set_defaults(run=_bench_timing)
 
+
+BENCHMARKS = (_add_connect4_bench, _add_duck_perft_bench, _add_duck_bench, _add_startup_bench,
+              _add_duck_match_bench, _add_uttt_bench, _add_timing_bench)
+
+
+def _add_bench(commands) -> None:
+    """`mallard` subcommands: bench signatures and the benchmarks."""
+    bench = commands.add_parser(
+        "bench", help="bench signatures and benchmark tables",
+        usage="mallard bench [-h] [--variant VARIANT] [BENCHMARK ...]",
+        description="Without a benchmark: the bench signature of every game (or --variant's), "
+                    "fixed positions searched to a fixed depth as a UCI 'go depth N' does, "
+                    "printed as '<variant>: Nodes searched: N' and a last 'Nodes searched: "
+                    "<total>' (time and speed on stderr). The benchmarks print Markdown tables.")
+    bench.add_argument("--variant", choices=sorted(n for game in GAMES if game.bench
+                                                   for n in game.names),
+                       metavar="VARIANT", help="only this game's signature (default: every "
+                       "game's): " + ", ".join(game.name for game in GAMES if game.bench))
+    bench.set_defaults(run=_bench_signatures)
+    bench_games = bench.add_subparsers(dest="benchmark", metavar="BENCHMARK",
+                                       parser_class=_Parser, prog="mallard bench")
+    for add_benchmark in BENCHMARKS:
+        add_benchmark(bench_games)
+
+
+def _add_prove(commands) -> None:
+    """`mallard` subcommands: the UTTT prover."""
     prove = commands.add_parser("prove", help="prove a position's value (win/draw/loss)",
                                 description="Prove a position's value (win, draw or loss).")
     prove.add_argument("game", choices=["uttt"], help="the game")
@@ -440,6 +477,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="table size in MB")
     prove.set_defaults(run=_prove)
 
+
+def _add_match(commands) -> None:
+    """`mallard` subcommands: the match runner (its own grammar)."""
     match = commands.add_parser(
         "match", help="engine-vs-engine match with cutechess-cli's options "
                       "(mallard match -help)", add_help=False, prefix_chars="+",
@@ -448,6 +488,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="cutechess-cli's options (mallard match -help)")
     match.set_defaults(run=_match)
 
+
+def _add_book(commands) -> None:
+    """`mallard` subcommands: opening books."""
     book = commands.add_parser("book", help="opening books", description="Opening books.")
     book_commands = book.add_subparsers(dest="book_command", metavar="ACTION", required=True,
                                         parser_class=_Parser)
@@ -467,12 +510,27 @@ def build_parser() -> argparse.ArgumentParser:
                        help="for 7x6, do not search with BitBully's 12-ply book while building")
     build.set_defaults(run=_book_build)
 
+
+def _add_warmup(commands) -> None:
+    """`mallard` subcommands: compiling ahead of use."""
     warm = commands.add_parser(
         "warmup", help="compile every game's code for this machine now (optional)",
         description="Compile every game's code for this machine into the cache, one process "
                     "per game, so that no later first start compiles. Optional: an engine "
                     "compiles what its game needs on first use anyway.")
     warm.set_defaults(run=_warmup)
+
+
+SUBCOMMANDS = (_add_engines, _add_solve, _add_perft, _add_bench, _add_prove, _add_match,
+               _add_book, _add_warmup)  # in the order `mallard --help` lists them
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="mallard", description=DESCRIPTION)
+    parser.add_argument("-V", "--version", action="version", version=f"mallard {VERSION}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for add_subcommand in SUBCOMMANDS:
+        add_subcommand(commands)
     return parser
 
 
