@@ -82,25 +82,36 @@ def test_a_cluster_match_plays_the_local_games_game_for_game(cluster):
 
 
 class KillAWorker(Reporter):
-    """SIGKILLs the worker process of a game in progress once `after` games have finished."""
+    """Once `after` games have finished, SIGKILLs the worker process of a game that has been in
+    progress there for a while (watching from a thread: games of a pair end together)."""
 
     def __init__(self, executor: DaskExecutor, after: int):
         self.executor, self.after = executor, after
         self.finished: set[int] = set()
         self.killed_game = None
+        self.watcher = threading.Thread(target=self._watch, daemon=True)
+        self.watcher.start()
 
     def game_finished(self, record, match):
         self.finished.add(record.index)
-        if len(self.finished) != self.after or self.killed_game is not None:
-            return
-        with self.executor._lock:  # games started on a worker whose record has not come back
-            running = [job.index for job, _ in self.executor._in_flight.values()]
-        playing = {index: self.executor.workers_of[index] for index in running
-                   if index in self.executor.workers_of}
-        assert playing, "no game in progress to kill"
-        self.killed_game, worker = min(playing.items())
-        pids = self.executor.cluster.client.run(os.getpid, workers=[worker])
-        os.kill(pids[worker], signal.SIGKILL)
+
+    def _watch(self) -> None:
+        first_seen: dict[int, float] = {}
+        deadline = time.monotonic() + 120
+        while self.killed_game is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+            with self.executor._lock:  # games started on a worker, their record not back
+                running = [job.index for job, _ in self.executor._in_flight.values()
+                           if job.index in self.executor.workers_of]
+            now = time.monotonic()
+            for index in running:
+                first_seen.setdefault(index, now)
+            ready = [index for index in running if now - first_seen[index] > 0.4]
+            if len(self.finished) >= self.after and ready:
+                worker = self.executor.workers_of[ready[0]]
+                pids = self.executor.cluster.client.run(os.getpid, workers=[worker])
+                os.kill(pids[worker], signal.SIGKILL)
+                self.killed_game = ready[0]
 
 
 def test_a_worker_killed_mid_game_loses_no_game_and_the_retry_is_counted(cluster, tmp_path):
