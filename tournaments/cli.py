@@ -3,7 +3,8 @@
 
 Arguments follow cutechess-cli (`-engine cmd=... name=... proto=uci tc=40/60+0.6 option.Hash=64`,
 `-each`, `-games`, `-rounds`, `-repeat`, `-openings`, `-draw`, `-resign`, `-sprt`, ...) with our
-additions: `-db`, `-adjudicate solved`, `-report penta=true`, `-json`, `-tournament gauntlet`.
+additions: `-db`, `-adjudicate solved`, `-report penta=true`, `-json`, `-tournament gauntlet`,
+`-cluster` (the games on a Dask cluster; the database, PGN and output stay here).
 Output is cutechess's lines (`Started game`, `Finished game`, `Score of`, `Elo difference`,
 `SPRT: llr`) and fastchess's pentanomial lines; on a terminal a live progress bar (rich) sits
 under them. This module only parses and prints; the match itself is `tournaments.match`.
@@ -11,12 +12,13 @@ under them. This module only parses and prints; the match itself is `tournaments
 Invariants: a bad argument or openings file (`UsageError`, `OpeningError`) is found before any
 engine starts and is one `mallard match: ...` line on stderr, exit status 2; `-h`/`-help`/`--help`
 anywhere prints HELP to stdout with status 0; the status is 1 when the match stopped on a failure
-(not an SPRT decision).
+(not an SPRT decision) or the cluster went away (one `mallard match: the cluster at ...` line).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import logging
 import math
 import os
 import shlex
@@ -25,6 +27,7 @@ from typing import Callable, Optional, TextIO
 
 from engines import DEFAULT_GAMES, find_game, get_game
 from engines.base import GameError
+from tournaments.cluster import ClusterError, distributed_module, parse_address
 from tournaments.match import Match
 from tournaments.openings import OpeningError, read_openings
 from tournaments.players import EngineConfig
@@ -44,7 +47,7 @@ USAGE = """usage: mallard match -variant duck|cfour|uttt
     [-sprt elo0=E0 elo1=E1 [alpha=A] [beta=B] [model=bayesian|logistic|normalized]]
     [-report penta=true] [-pgnout FILE] [-db FILE.sqlite] [-recover] [-ratinginterval N]
     [-event NAME] [-site NAME] [-json FILE|-] [-startuptimeout SECONDS] [-stalltimeout SECONDS]
-    [-progress on|off]
+    [-progress on|off] [-cluster tcp://HOST:PORT|local[:N]]
 """
 
 HELP = USAGE + """
@@ -69,7 +72,7 @@ match options:
   -tournament T      round-robin (default) or gauntlet (the first engine against each other)
   -games N           games per pairing and round (default 1); -rounds N repeats the schedule
   -repeat            play each opening twice, colours swapped
-  -concurrency N     games played at once (default 1)
+  -concurrency N     games played at once (default 1; on a cluster: its worker threads)
   -srand N           seed of the random opening order
   -openings ...      file=F, format=epd|fen|moves|pgn (default epd), order=sequential|random,
                      plies=N (cut each opening)
@@ -91,6 +94,9 @@ match options:
   -startuptimeout S  seconds to wait for uciok/ugiok/GTP (default 20)
   -stalltimeout S    seconds a reply may take when no clock limits it (default 600)
   -progress on|off   the live progress bar (default: on when stdout is a terminal)
+  -cluster ADDRESS   play the games on a Dask cluster: tcp://HOST:PORT (a running scheduler)
+                     or local[:N] (N worker processes on this machine); needs
+                     pip install 'mallard[cluster]'
   -h, -help, --help  this help
 """
 
@@ -286,6 +292,16 @@ def _timeout(option: str, values: list[str]) -> int:
     return _seconds(option, _one(option, values))
 
 
+def _cluster(option: str, values: list[str]) -> str:
+    address = _one(option, values)
+    try:
+        parse_address(address)
+        distributed_module()
+    except (ValueError, ClusterError) as error:
+        raise UsageError(f"{option}: {error}") from None
+    return address
+
+
 def _pairs_of(field: str):
     return lambda args, option, values: setattr(args, field, dict(_pairs(values, option)))
 
@@ -322,6 +338,7 @@ _OPTION_READERS: dict[str, Callable[[_Arguments, str, list[str]], None]] = {
         "progress", _one(option, values) == "on"),
     "-startuptimeout": _match_setting("startup_timeout_ms", _timeout),
     "-stalltimeout": _match_setting("stall_timeout_ms", _timeout),
+    "-cluster": _match_setting("cluster", _cluster),
 }
 
 
@@ -444,6 +461,8 @@ class CutechessReporter:
             self.progress = None
         if not self.rating_interval or len(match.records) % self.rating_interval:
             self.print_ranking(match)
+        if match.cluster_status is not None:
+            self._print(cluster_line(match))
         reason = match.stop_reason
         if reason and not reason.startswith("SPRT") and \
                 not any(reason in text for text in self._said):
@@ -454,6 +473,30 @@ class CutechessReporter:
         # with two engines the score line has just been printed by game_finished
         for line in ranking_lines(match, score_line=not self._scored):
             self._print(line)
+
+
+def cluster_line(match) -> str:
+    """`Cluster tcp://...: 2 workers, 2 threads, 41.3 games/min, 1 retry (game 5)`."""
+    status = match.cluster_status
+    rate = match.games_per_minute()
+    retried = sorted(match.retries)
+    retries = sum(match.retries.values())
+    text = (f"Cluster {status['address']}: {status['workers']} workers, {status['threads']} "
+            f"threads, {f'{rate:.1f}' if rate else '-'} games/min, {retries} "
+            f"{'retry' if retries == 1 else 'retries'}")
+    if retried:
+        games = ", ".join(str(index) for index in retried)
+        text += (f" (game{'s' if len(retried) > 1 else ''} {games} played again from the start "
+                 "after a worker was lost)")
+    return text
+
+
+def _cluster_field(match) -> str:
+    status = match.cluster_status
+    if status is None:
+        return ""
+    rate = match.games_per_minute()
+    return f"{status['workers']} workers  {f'{rate:.1f}' if rate else '-'} games/min"
 
 
 def ranking_lines(match, score_line: bool = True) -> list[str]:
@@ -493,7 +536,8 @@ def _number(value: float) -> str:
 
 
 class RichProgress:
-    """A live bar under the printed lines (only on a terminal)."""
+    """A live bar under the printed lines (only on a terminal); on a cluster also the workers
+    connected and the games per minute."""
 
     def __init__(self, total: int, done: int):
         # rich is loaded only when a bar is drawn; without it main prints the lines alone
@@ -509,8 +553,10 @@ class RichProgress:
         self.console = Console(stderr=False)
         self.bar = Progress(TextColumn("[bold]games"), BarColumn(), MofNCompleteColumn(),
                             TextColumn("{task.fields[score]}"), TimeElapsedColumn(),
+                            TextColumn("{task.fields[cluster]}"),
                             console=self.console, transient=True)
-        self.task = self.bar.add_task("games", total=total, completed=done, score="")
+        self.task = self.bar.add_task("games", total=total, completed=done, score="",
+                                      cluster="")
         self.bar.start()
 
     def print(self, text: str) -> None:
@@ -520,7 +566,8 @@ class RichProgress:
         score = ""
         if len(match.engines) == 2 and match.wdl.games:
             score = f"{match.wdl.wins}-{match.wdl.losses}-{match.wdl.draws}"
-        self.bar.update(self.task, completed=len(match.records), score=score)
+        self.bar.update(self.task, completed=len(match.records), score=score,
+                        cluster=_cluster_field(match))
 
     def close(self) -> None:
         self.bar.stop()
@@ -536,6 +583,8 @@ def main(argv: list[str], out: Optional[TextIO] = None) -> int:
     except (UsageError, OpeningError) as error:
         print(f"mallard match: {error}", file=sys.stderr)
         return 2
+    if match.cluster is not None:
+        _quiet_dask()
     use_progress = extras["progress"] if extras["progress"] is not None else out.isatty()
     progress = None
     reporter = CutechessReporter(out, extras["ratinginterval"])
@@ -553,6 +602,13 @@ def main(argv: list[str], out: Optional[TextIO] = None) -> int:
             progress.close()
         print(f"mallard match: {error}", file=sys.stderr)
         return 2
+    except ClusterError as error:
+        if progress is not None:
+            progress.close()
+        print(f"mallard match: {error}"
+              + (f"; finished games are kept in '{match.db}'" if match.db else ""),
+              file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         if progress is not None:
             progress.close()
@@ -570,3 +626,10 @@ def main(argv: list[str], out: Optional[TextIO] = None) -> int:
     failed = match.stop_reason is not None and not match.stop_reason.startswith("SPRT")
     return 1 if failed else 0
 
+
+def _quiet_dask() -> None:
+    """Dask's own log lines (reconnect attempts, tracebacks of a lost scheduler) would bury the
+    one line the match says about its cluster."""
+    for name in ["distributed", "tornado", *logging.root.manager.loggerDict]:
+        if name.split(".")[0] in ("distributed", "tornado"):
+            logging.getLogger(name).setLevel(logging.CRITICAL + 1)

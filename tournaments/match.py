@@ -11,6 +11,10 @@ finish; with a database a second run resumes: finished games are not played agai
 a random opening order is reused, and the PGN is rebuilt from the database. Before the first
 local game the referee's compiled code is loaded and frozen out of the garbage collector's sight:
 a full collection holds every thread, the readers that timestamp the engines' replies included.
+
+With `cluster=` (an address) or a `DaskExecutor` the games run on a Dask cluster; storage, PGN
+and statistics stay here. A game played again because its worker was lost is stored once, with
+its retries; a cluster that goes away ends the match with a `ClusterError` (finished games kept).
 """
 
 from __future__ import annotations
@@ -19,12 +23,14 @@ import json
 import math
 import random
 import threading
+import time
 from concurrent.futures import FIRST_COMPLETED, wait
 from dataclasses import dataclass, field
 from typing import Optional
 
 from engines.timeman import freeze_long_lived_objects
-from tournaments.executors import Executor, LocalExecutor
+from tournaments.cluster import ClusterError
+from tournaments.executors import DaskExecutor, Executor, LocalExecutor
 from tournaments.pgn import game_pgn
 from tournaments.players import EngineConfig, undeclared_options
 from tournaments.records import Adjudication, GameJob, GameRecord, Opening
@@ -78,8 +84,9 @@ class Match:
     db: Optional[str] = None
     recover: bool = False
     seed: Optional[int] = None
-    concurrency: int = 1
+    concurrency: Optional[int] = None  # games at once; default 1, on a cluster its threads
     executor: Optional[Executor] = None
+    cluster: Optional[str] = None  # a Dask cluster's address (tcp://HOST:PORT, local[:N])
     event: str = "?"
     site: str = "?"
     reporter: Reporter = field(default_factory=Reporter)
@@ -111,6 +118,11 @@ class Match:
         self.stop_reason: Optional[str] = None
         self.sprt_status: Optional[str] = None
         self._stopping = threading.Event()
+        self.retries: dict[int, int] = {}  # game -> times it was started again (cluster)
+        self.cluster_status: Optional[dict] = None  # the cluster's last known size
+        self.games_this_run = 0
+        self._run_started: Optional[float] = None
+        self._executor: Optional[Executor] = None
 
     # --- settings that identify the match in its database -------------------------------------
     def settings(self) -> dict:
@@ -143,8 +155,12 @@ class Match:
     # --- running --------------------------------------------------------------------------------
     def run(self) -> "Match":
         store = MatchStore(self.db) if self.db else None
-        executor = self.executor or LocalExecutor(self.concurrency, self.startup_timeout_ms,
-                                                  self.ready_timeout_ms, self.stall_timeout_ms)
+        try:
+            executor = self._executor = self.executor or self._new_executor()
+        except BaseException:
+            if store is not None:
+                store.close()
+            raise
         try:
             seed = self._seed(store)
             finished: set[int] = set()
@@ -153,6 +169,7 @@ class Match:
                 for record in store.records():
                     self._count(record)
                     finished.add(record.index)
+                self.retries.update(store.retries())
                 if resumed:
                     self.reporter.message(f"Resuming from '{self.db}': {len(finished)} of "
                                           f"{self.total_games} games are already played")
@@ -174,11 +191,31 @@ class Match:
             executor.request_stop(kill=True)  # do not wait for running games to end
             raise
         finally:
-            executor.close()
-            if store is not None:
-                store.close()
+            self._note_cluster()
+            try:
+                executor.close()
+            finally:
+                self._executor = None
+                if store is not None:
+                    store.close()
         self.reporter.match_finished(self)
         return self
+
+    def _new_executor(self) -> Executor:
+        timeouts = (self.startup_timeout_ms, self.ready_timeout_ms, self.stall_timeout_ms)
+        if self.cluster is not None:
+            return DaskExecutor(self.cluster, self.concurrency, *timeouts)
+        return LocalExecutor(self.concurrency or 1, *timeouts)
+
+    def _note_cluster(self) -> None:
+        if self._executor is not None and self._executor.cluster_status() is not None:
+            self.cluster_status = self._executor.cluster_status()
+
+    def games_per_minute(self) -> Optional[float]:
+        """Games finished per minute in this run (None before the first game of the run)."""
+        if self._run_started is None or not self.games_this_run:
+            return None
+        return 60.0 * self.games_this_run / max(time.monotonic() - self._run_started, 1e-6)
 
     def _warn_undeclared_options(self) -> None:
         """Say at the start which `option.NAME`s an engine does not have (a typo would otherwise
@@ -205,6 +242,7 @@ class Match:
                store: Optional[MatchStore]) -> None:
         in_flight = {}
         queue = list(pending)
+        self._run_started = time.monotonic()
         while (queue and self.stop_reason is None) or in_flight:
             while queue and self.stop_reason is None and len(in_flight) < executor.capacity:
                 job = queue.pop(0)
@@ -217,12 +255,14 @@ class Match:
                 job = in_flight.pop(future)
                 try:
                     record = future.result()
+                except ClusterError:
+                    raise  # nowhere left to play: the match ends, the database keeps its games
                 except Exception as error:  # a referee bug must not lose the other games
                     self.reporter.message(f"Game {job.index} failed in the runner: {error!r}")
                     continue
                 if record.result == "*" and record.termination == "unterminated":
                     continue  # stopped before its end: it is played again on resume
-                self._finish(record, store)
+                self._finish(record, store, executor.retries(record.index))
                 if record.loser_failed in FATAL_FAILURES and not self.recover:
                     failed = self.engines[record.failed_engine_id].name
                     self.stop_reason = (f"{failed} failed ({record.reason}); "
@@ -233,15 +273,19 @@ class Match:
                     self.stop_reason = f"SPRT: {self.sprt_status} was accepted"
                     executor.request_stop(kill=True)
 
-    def _finish(self, record: GameRecord, store: Optional[MatchStore]) -> None:
+    def _finish(self, record: GameRecord, store: Optional[MatchStore], retries: int = 0) -> None:
         pgn = game_pgn(record, self.event, self.site)
         if store is not None:
-            if not store.add(record, pgn):
+            if not store.add(record, pgn, retries):
                 return  # already stored by an earlier run
         if self.pgn_out:
             with open(self.pgn_out, "a", encoding="utf-8") as handle:
                 handle.write(pgn)
+        if retries:
+            self.retries[record.index] = retries
+        self.games_this_run += 1
         self._count(record)
+        self._note_cluster()
         self.reporter.game_finished(record, self)
 
     def _count(self, record: GameRecord) -> None:
@@ -312,6 +356,12 @@ class Match:
                                 "model": self.sprt.model,
                                 "pentanomial": self.sprt_pentanomial,
                                 "status": self.sprt.status(llr)}
+        if self.cluster_status is not None:
+            rate = self.games_per_minute()
+            data["cluster"] = {**self.cluster_status,
+                               "games_per_minute": round(rate, 2) if rate else None,
+                               "retries": sum(self.retries.values()),
+                               "games_retried": sorted(self.retries)}
         return data
 
     def summary_json(self) -> str:

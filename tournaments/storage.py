@@ -2,7 +2,9 @@
 
 Tables: `meta(key, value)` holds the match settings (JSON), the seed and the PGN file's length
 before the match first wrote to it; `games` holds one row per finished game, keyed by its
-schedule number, with the whole record as JSON and the PGN text. Each game is one transaction
+schedule number, with the whole record as JSON, the PGN text and `retries` (how many times the
+game was started again because its cluster worker was lost; a column added to databases written
+before it, defaulting to 0, so old databases open and resume). Each game is one transaction
 with `synchronous=FULL` in rollback-journal mode, so a SIGKILL at any instant leaves either the
 whole game or none of it. The PGN file is derived data: on resume it is cut back to its length
 before the match and rewritten from the database, so a kill between the database commit and the
@@ -24,7 +26,7 @@ from typing import Optional
 
 from tournaments.records import GameRecord
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: games.retries
 
 
 class StorageError(RuntimeError):
@@ -88,7 +90,11 @@ class MatchStore:
                 "CREATE TABLE IF NOT EXISTS games (idx INTEGER PRIMARY KEY, round INTEGER, "
                 "white TEXT, black TEXT, result TEXT, reason TEXT, termination TEXT, "
                 "opening TEXT, moves TEXT, started_at TEXT, duration_ms INTEGER, "
-                "record TEXT NOT NULL, pgn TEXT NOT NULL, finished_order INTEGER)")
+                "record TEXT NOT NULL, pgn TEXT NOT NULL, finished_order INTEGER, "
+                "retries INTEGER NOT NULL DEFAULT 0)")
+            columns = {row[1] for row in self.db.execute("PRAGMA table_info(games)")}
+            if "retries" not in columns:  # a database from before schema 2
+                self.db.execute("ALTER TABLE games ADD COLUMN retries INTEGER NOT NULL DEFAULT 0")
         except sqlite3.Error as error:
             raise StorageError(f"cannot open the match database '{path}': {error}") from None
 
@@ -135,7 +141,11 @@ class MatchStore:
     def pgn_texts(self) -> list[str]:
         return [row[0] for row in self._rows("SELECT pgn FROM games ORDER BY finished_order, idx")]
 
-    def add(self, record: GameRecord, pgn: str) -> bool:
+    def retries(self) -> dict[int, int]:
+        """{game: times it was started again} for the games that were."""
+        return dict(self._rows("SELECT idx, retries FROM games WHERE retries > 0"))
+
+    def add(self, record: GameRecord, pgn: str, retries: int = 0) -> bool:
         """Store a finished game; False (and nothing written) when its number is already in."""
         job = record.job
         try:
@@ -145,11 +155,11 @@ class MatchStore:
             self.db.execute(
                 "INSERT OR IGNORE INTO games (idx, round, white, black, result, reason, "
                 "termination, opening, moves, started_at, duration_ms, record, pgn, "
-                "finished_order) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "finished_order, retries) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (job.index, job.round, record.white_name, record.black_name, record.result,
                  record.reason, record.termination, json.dumps(job.opening.to_dict()),
                  " ".join(move.text for move in record.moves), record.started_at,
-                 record.duration_ms, json.dumps(record.to_dict()), pgn, order))
+                 record.duration_ms, json.dumps(record.to_dict()), pgn, order, retries))
             added = self.db.execute("SELECT changes()").fetchone()[0] == 1
             self.db.execute("COMMIT")
             return added
