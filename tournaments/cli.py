@@ -597,18 +597,18 @@ def main(argv: list[str], out: Optional[TextIO] = None) -> int:
             progress = None
     try:
         match.run()
-    except (StorageError, OSError) as error:
-        if progress is not None:
-            progress.close()
-        print(f"mallard match: {error}", file=sys.stderr)
-        return 2
-    except ClusterError as error:
+    except ClusterError as error:  # before OSError, which it is: the match ran and stopped
         if progress is not None:
             progress.close()
         print(f"mallard match: {error}"
               + (f"; finished games are kept in '{match.db}'" if match.db else ""),
               file=sys.stderr)
         return 1
+    except (StorageError, OSError) as error:
+        if progress is not None:
+            progress.close()
+        print(f"mallard match: {error}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         if progress is not None:
             progress.close()

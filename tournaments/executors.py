@@ -306,7 +306,7 @@ class DaskExecutor(Executor):
                 if self._stopping:
                     handed_out.set_result(stopped_record(job))
                 else:  # nobody here cancelled it: the scheduler is gone
-                    handed_out.set_exception(self._gone(_first_line(remote.exception())))
+                    handed_out.set_exception(self._gone("lost the connection to the scheduler"))
             else:  # a runner bug on the worker, or a game that killed its workers
                 handed_out.set_exception(remote.exception())
         except Exception as error:  # the result could not be fetched
