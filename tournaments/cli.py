@@ -25,7 +25,7 @@ import shlex
 import sys
 from typing import Callable, Optional, TextIO
 
-from engines import DEFAULT_GAMES, find_game, get_game
+from engines import DEFAULT_GAMES, GAMES, find_game, get_game
 from engines.base import GameError
 from tournaments.cluster import ClusterError, distributed_module, parse_address
 from tournaments.match import Match
@@ -36,7 +36,10 @@ from tournaments.stats import Sprt
 from tournaments.storage import StorageError
 from tournaments.timecontrol import TimeControl
 
-USAGE = """usage: mallard match -variant duck|cfour|uttt
+_DEFAULT_VARIANT = DEFAULT_GAMES["uci"]
+_VARIANTS = [game.name for game in GAMES]  # the registry's order
+
+USAGE = f"""usage: mallard match -variant {'|'.join(_VARIANTS)}
     -engine cmd=PATH [arg=X ...] [name=N] [proto=uci|ugi|gtp] [tc=40/60+0.6 | st=1 | depth=N |
             nodes=N] [timemargin=MS] [option.NAME=VALUE ...] [restart=on|off] [dir=D] ...
     -engine ... [-engine ...] [-each KEY=VALUE ...] [-tournament round-robin|gauntlet]
@@ -50,7 +53,7 @@ USAGE = """usage: mallard match -variant duck|cfour|uttt
     [-progress on|off] [-cluster tcp://HOST:PORT|local[:N]]
 """
 
-HELP = USAGE + """
+HELP = USAGE + f"""
 Plays games between engine processes and prints cutechess-cli's lines.
 
 engine settings (after -engine, or for every engine after -each):
@@ -68,7 +71,8 @@ engine settings (after -engine, or for every engine after -each):
   dir=D              the engine's working directory
 
 match options:
-  -variant V         duck (default), cfour or uttt
+  -variant V         {', '.join(name + (' (default)' if name == _DEFAULT_VARIANT else '')
+                                   for name in _VARIANTS)}
   -tournament T      round-robin (default) or gauntlet (the first engine against each other)
   -games N           games per pairing and round (default 1); -rounds N repeats the schedule
   -repeat            play each opening twice, colours swapped
@@ -225,7 +229,7 @@ def _engine_config(settings: list[tuple[str, str]], index: int):
 class _Arguments:
     """What the command line said, option by option, before the match is assembled."""
 
-    variant: str = DEFAULT_GAMES["uci"]
+    variant: str = _DEFAULT_VARIANT
     engines: list = dataclasses.field(default_factory=list)  # each -engine's (key, value) pairs
     each: list = dataclasses.field(default_factory=list)
     match: dict = dataclasses.field(default_factory=dict)  # Match keyword arguments
