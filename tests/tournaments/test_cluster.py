@@ -141,10 +141,19 @@ def test_a_stop_ends_the_running_games_on_the_workers_and_stores_none(cluster, t
     match = Match(variant="duck", engines=[slow_script("a", 0.5), slow_script("b", 0.5)],
                   games=6, adjudication=Adjudication(maxmoves=30), executor=executor,
                   db=str(db), reporter=Reporter())  # a game takes 30 s
-    started = time.monotonic()
-    threading.Timer(3.0, match.request_stop, args=("stopped by the test",)).start()
+    stopped_at = []
+
+    def stop_once_two_games_run():
+        deadline = time.monotonic() + 60
+        while len(executor.workers_of) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.5)
+        stopped_at.append(time.monotonic())
+        match.request_stop("stopped by the test")
+
+    threading.Thread(target=stop_once_two_games_run, daemon=True).start()
     match.run()
-    assert time.monotonic() - started < 15  # not the 30 s the running games would take
+    assert time.monotonic() - stopped_at[0] < 10  # not the 30 s the running games would take
     assert match.stop_reason == "stopped by the test" and match.records == []
     assert _stored(db) == []
     assert len(executor.workers_of) == 2  # two games were in progress when it stopped
