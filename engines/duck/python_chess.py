@@ -28,6 +28,7 @@ pyffish's FEN. Every pushed move is legal: `push` raises `IllegalMoveError` othe
 from __future__ import annotations
 
 import dataclasses
+import re
 from typing import Iterator, Optional
 
 import chess
@@ -136,6 +137,9 @@ class _Rules:
                 frozenset(self.position.legal_moves())
         return self._full_moves
 
+    def count(self) -> int:
+        return 0 if self.over() else len(self.position.legal_moves())
+
     def moves(self) -> tuple:
         if self._moves is None:
             self._moves = () if self.over() else \
@@ -174,10 +178,10 @@ class _DuckBoardState(chess._BoardState):
 
 class _DuckLegalMoves(chess.LegalMoveGenerator):
     def __bool__(self) -> bool:
-        return bool(self.board._rules().moves())
+        return self.board._rules().count() > 0
 
     def count(self) -> int:
-        return len(self.board._rules().moves())
+        return self.board._rules().count()
 
 
 # --- the board -----------------------------------------------------------------------------------
@@ -345,10 +349,12 @@ class DuckBoard(chess.Board):
             raise ValueError(f"board FEN {fen!r} has {fen.count('*')} ducks; there is one duck")
         if fen.count("*") == 1 and len(rows) == 8:
             row = next(index for index, text in enumerate(rows) if "*" in text)
-            before = rows[row][:rows[row].index("*")]
+            before, after = rows[row].split("*")
             file = sum(int(char) if char.isdigit() else 1 for char in before)
             duck = chess.square(file, 7 - row)
-        super().set_board_fen(fen.replace("*", "1"))
+            rows[row] = re.sub(r"\d+", lambda digits: str(sum(map(int, digits.group()))),
+                               f"{before}1{after}")  # the duck's square is empty for python-chess
+        super().set_board_fen("/".join(rows))
         self._duck = duck
 
     def set_piece_at(self, square: chess.Square, piece: Optional[chess.Piece],
