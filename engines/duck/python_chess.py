@@ -423,6 +423,9 @@ class DuckBoard(chess.Board):
     generate_pseudo_legal_ep = generate_legal_ep
 
     def has_legal_en_passant(self) -> bool:
+        """Asked by python-chess's `==` too, so an unfinished board answers False."""
+        if self.ep_square is None or not self.is_valid():
+            return False
         return any(self.generate_legal_ep())
 
     has_pseudo_legal_en_passant = has_legal_en_passant

@@ -163,6 +163,10 @@ def test_duck_and_fields():
     assert mirrored.duck == chess.D4 and mirrored.turn == chess.WHITE
     assert board.copy().move_stack == board.move_stack and board.root() == DuckBoard()
     assert chess.variant.find_variant("Duck") is DuckBoard
+    empty = DuckBoard(None)  # no kings yet: not a position, yet printable and comparable
+    assert not empty.is_valid() and empty == DuckBoard(None) and "8/8/8/8" in repr(empty)
+    with pytest.raises(ValueError, match="not a valid Duck Chess position"):
+        empty.legal_moves.count()
 
 
 # --- SAN ----------------------------------------------------------------------------------------
