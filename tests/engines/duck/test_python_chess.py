@@ -349,7 +349,8 @@ def match_pgn(tmp_path_factory) -> str:
     done = subprocess.run(ENGINE + ["match", "-variant", "duck", "-each", f"cmd={engine}",
                                     "proto=uci", "depth=1", "-engine", "name=a", "-engine",
                                     "name=b", "-games", "4", "-repeat", "-maxmoves", "40",
-                                    "-openings", f"file={openings}", "-pgnout", str(pgn)],
+                                    "-openings", f"file={openings}", "-pgnout", str(pgn),
+                                    "-startuptimeout", "300"],  # a cold numba cache compiles
                           capture_output=True, text=True, timeout=240, cwd=ROOT, env=engine_env())
     assert done.returncode == 0, done.stderr
     return pgn.read_text()
