@@ -563,6 +563,33 @@ def test_engine_threaded_analysis_stopped_after_a_fifth_of_a_second(engine):
     run_with_timeout(engine.ping)
 
 
+@pytest.mark.skipif(not os.access(os.environ.get("FAIRY_STOCKFISH", ""), os.X_OK),
+                    reason="set FAIRY_STOCKFISH to a Fairy-Stockfish binary to run this")
+def test_fairy_stockfish(caplog):
+    """The same calls against the real Fairy-Stockfish (its UCI_Variant defaults to chess)."""
+    board = DuckBoard(PERFT_ROWS[1][0])
+    fairy = chess.engine.SimpleEngine.popen_uci([os.environ["FAIRY_STOCKFISH"]])
+    try:
+        with caplog.at_level(logging.DEBUG, logger="chess.engine"):
+            result = run_with_timeout(lambda: fairy.play(board, chess.engine.Limit(depth=4)))
+        sent = [r.getMessage().split("<< ", 1)[1] for r in caplog.records
+                if "<< " in r.getMessage()]
+        assert "setoption name UCI_Variant value duck" in sent
+        assert_line_legal(board, [result.move])
+        infos = run_with_timeout(lambda: fairy.analyse(board, chess.engine.Limit(depth=5),
+                                                       multipv=3))
+        assert [info["multipv"] for info in infos] == [1, 2, 3]
+        for info in infos:
+            assert_line_legal(board, info["pv"])
+        with fairy.analysis(board) as analysis:
+            time.sleep(0.2)
+            analysis.stop()
+            best = run_with_timeout(analysis.wait, 60)
+        assert_line_legal(board, [best.move])
+    finally:
+        run_with_timeout(fairy.quit, 30)
+
+
 # --- the import contract ------------------------------------------------------------------------
 
 def test_only_this_module_imports_python_chess():
