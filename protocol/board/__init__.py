@@ -65,6 +65,7 @@ def _listen(host: str, port: int) -> socket.socket:
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         listener.bind((host, port))
+        listener.listen(128)  # connections wait in the backlog until the server starts
     except OSError as error:
         listener.close()
         raise OSError(f"cannot serve on {host}:{port}: {error.strerror or error}") from None

@@ -67,12 +67,13 @@ def create_app(engine_command: list[str]) -> Starlette:
         finally:
             sender.cancel()
             sessions.discard(session)
-            await asyncio.to_thread(session.close)
+            session.close()  # not awaited: a cancelled teardown must still end the engine
 
     @contextlib.asynccontextmanager
     async def lifespan(app):
         yield
-        await asyncio.gather(*(asyncio.to_thread(s.close) for s in list(sessions)))
+        for session in list(sessions):
+            session.close()
 
     app = Starlette(routes=[Route("/", page), WebSocketRoute("/ws", socket),
                             Mount("/static", StaticFiles(directory=STATIC), name="static")],

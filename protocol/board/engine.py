@@ -171,7 +171,8 @@ class EngineLink:
                     self.on_event("info", search, info)
 
     def close(self) -> None:
-        """Quit the engine (killed after a short grace), its process group included."""
+        """End the engine now, its process group included (it has nothing left to say; a
+        polite `quit` would hold the page's teardown, which may be cancelled while it waits)."""
         self._closed = True
         if self.player is not None:
-            self.player.close()
+            self.player.kill()

@@ -78,6 +78,7 @@ class BoardSession:
         self._started_thinking = 0.0
         self._last_primary: dict = {}
         self._tasks: set[asyncio.Task] = set()
+        self.closed = False
         self._select(variant)
 
     # --- the game ---------------------------------------------------------------------------
@@ -317,8 +318,11 @@ class BoardSession:
         except EngineError as error:
             self.engine_error = f"the engine did not start: {error}"
             raise CommandError(self.engine_error) from None
+        if self.closed:  # the page went away while the engine started
+            link.close()
+            raise CommandError("the page is closed")
         if self.engine is not None:  # an earlier one died: make sure it is gone
-            await asyncio.to_thread(self.engine.close)
+            self.engine.close()
         self.engine, self.engine_error = link, None
         return link
 
@@ -460,6 +464,7 @@ class BoardSession:
             self.engine.stop()
 
     def close(self) -> None:
-        """End the engine process (blocking: call it off the event loop)."""
+        """End the engine process (a kill: it returns within milliseconds)."""
+        self.closed = True
         if self.engine is not None:
             self.engine.close()
