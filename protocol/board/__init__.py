@@ -41,7 +41,7 @@ def serve(host: str, port: int, engine: Optional[str], open_browser: bool) -> in
 
     command = shlex.split(engine) if engine else default_engine()
     app = create_app(command)
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning", ws="websockets",
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning", ws="auto",
                             lifespan="on")
     server = uvicorn.Server(config)
     if host not in LOOPBACK:
