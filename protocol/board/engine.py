@@ -16,7 +16,7 @@ from __future__ import annotations
 import collections
 import itertools
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
 from tournaments.players import EngineConfig, EngineError, UciPlayer
@@ -32,7 +32,6 @@ class Search:
     purpose: str
     context: Any = None
     stopped: bool = False
-    extra: dict = field(default_factory=dict)
 
 
 def parse_info(line: str) -> Optional[dict]:

@@ -36,7 +36,9 @@ with warnings.catch_warnings():  # the PGN helper's module imports Starlette's T
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = ROOT / ".cache" / "board-screenshots"
 ENGINE = [sys.executable, "-m", "protocol.cli", "uci"]
-WAIT_MS = 90_000  # an engine's first search may load its compiled code
+WAIT_MS = 90_000
+LATE_UTTT = ("X;@.....XOO;.X.OOX.X./OXO.OX.XX/...OOX.XX/XOOX...XX/OOX.XOOXX/XO.X..OOX/O.....XXX/"
+             "OX..OOXOO/.OOOXOOXO")  # an engine's first search may load its compiled code
 
 
 @pytest.fixture(scope="module")
@@ -184,8 +186,13 @@ def test_uttt_forced_board_is_highlighted_and_illegal_clicks_change_nothing(page
     page.click("rect.uttt-cell[data-move='4']")  # taken
     page.wait_for_selector("#message.error:has-text('illegal')")
     assert fen(page) == before
+    page.fill("#load-text", LATE_UTTT)  # late enough for the prover to settle it
+    page.click("#load")
+    page.wait_for_function(f"document.querySelector('#fen').value === '{LATE_UTTT}'")
+    assert page.locator("rect.miniboard.closed").count() == 3  # g, h, i
     page.click("#analyse")
     page.wait_for_selector("#analysis .line .pv-move")
+    page.wait_for_selector("#verdict:has-text('Prover: proven draw')")
     shoot(page, "uttt")
     page.click("#analyse")
 
