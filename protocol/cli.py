@@ -304,6 +304,25 @@ def _warmup(args) -> int:
     return warmup.run()
 
 
+def _board(args) -> int:
+    # imported on use: the web page's server is an optional extra
+    from protocol import board
+
+    missing = board.missing_dependency()
+    if missing is not None:
+        print(f"mallard: 'mallard board' needs the {missing} package: "
+              "pip install 'mallard[board]'", file=sys.stderr)
+        return 2
+    return board.serve(args.host, args.port, args.engine, args.open)
+
+
+def port_number(text: str) -> int:
+    value = non_negative_int(text)
+    if value > 65535:
+        raise argparse.ArgumentTypeError(f"{value} is above 65535")
+    return value
+
+
 def _add_engines(commands) -> None:
     """`mallard` subcommands: the engine under each protocol: uci, ugi, gtp."""
     for name, what in (("uci", "UCI (Fairy-Stockfish dialect)"), ("ugi", "UGI"),
@@ -521,8 +540,27 @@ def _add_warmup(commands) -> None:
     warm.set_defaults(run=_warmup)
 
 
+def _add_board(commands) -> None:
+    """`mallard` subcommands: the local web page."""
+    board = commands.add_parser(
+        "board", help="a local web page to play and analyse the games (needs mallard[board])",
+        description="Serve a web page on this machine to play Duck Chess, Connect Four and "
+                    "Ultimate Tic-Tac-Toe against an engine and watch its analysis; prints the "
+                    "page's address. Each open page runs its own engine process.")
+    board.add_argument("--port", type=port_number, default=8765,
+                       help="TCP port (0: any free one)")
+    board.add_argument("--host", default="127.0.0.1",
+                       help="address to serve on; another than loopback only when asked, "
+                            "with a warning")
+    board.add_argument("--engine", metavar="CMD",
+                       help="a UCI engine's command line, quoted if it has arguments "
+                            "(default: mallard uci)")
+    board.add_argument("--open", action="store_true", help="open the page in a web browser")
+    board.set_defaults(run=_board)
+
+
 SUBCOMMANDS = (_add_engines, _add_solve, _add_perft, _add_bench, _add_prove, _add_match,
-               _add_book, _add_warmup)  # in the order `mallard --help` lists them
+               _add_book, _add_warmup, _add_board)  # in the order `mallard --help` lists them
 
 
 def build_parser() -> argparse.ArgumentParser:

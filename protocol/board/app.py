@@ -1,0 +1,82 @@
+"""The board's web server: a Starlette app serving the page and one WebSocket per page session.
+
+`create_app(engine_command)` returns the ASGI app: `/` is the page, `/static/...` its files
+(shipped in the package, nothing from elsewhere), `/ws` the WebSocket whose messages a
+`BoardSession` carries out. Each WebSocket has its own session and engine process; the engine
+ends when the WebSocket closes (the page closed or reloaded) and, for every open page, when the
+server stops (the app's lifespan). `app.state.sessions` holds the open sessions.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from pathlib import Path
+
+from starlette.applications import Starlette
+from starlette.responses import FileResponse
+from starlette.routing import Mount, Route, WebSocketRoute
+from starlette.staticfiles import StaticFiles
+from starlette.websockets import WebSocket, WebSocketDisconnect
+
+from protocol.board.session import BoardSession
+
+STATIC = Path(__file__).resolve().parent / "static"
+DEFAULT_VARIANT = "duck"
+
+
+def create_app(engine_command: list[str]) -> Starlette:
+    sessions: set[BoardSession] = set()
+
+    async def page(request):
+        return FileResponse(STATIC / "index.html", headers={"Cache-Control": "no-cache"})
+
+    async def socket(websocket: WebSocket) -> None:
+        await websocket.accept()
+        outbox: asyncio.Queue = asyncio.Queue()
+        variant = websocket.query_params.get("game", DEFAULT_VARIANT)
+        try:
+            session = BoardSession(variant, engine_command, outbox.put_nowait,
+                                   asyncio.get_running_loop())
+        except ValueError:  # an unknown game in the address: the default one
+            session = BoardSession(DEFAULT_VARIANT, engine_command, outbox.put_nowait,
+                                   asyncio.get_running_loop())
+        sessions.add(session)
+
+        async def send_all() -> None:
+            try:
+                while True:
+                    message = await outbox.get()
+                    await websocket.send_json(message)
+            except (WebSocketDisconnect, RuntimeError, OSError):
+                pass  # the page went away: the receiving side ends the session
+
+        sender = asyncio.create_task(send_all())
+        try:
+            session.emit(session.state())
+            while True:
+                received = await websocket.receive()
+                if received["type"] == "websocket.disconnect":
+                    break
+                text = received.get("text")
+                if text is None and received.get("bytes") is not None:
+                    text = received["bytes"]
+                await session.handle(text)
+        except (WebSocketDisconnect, RuntimeError):
+            pass  # the page went away mid-message
+        finally:
+            sender.cancel()
+            sessions.discard(session)
+            session.close()  # not awaited: a cancelled teardown must still end the engine
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app):
+        yield
+        for session in list(sessions):
+            session.close()
+
+    app = Starlette(routes=[Route("/", page), WebSocketRoute("/ws", socket),
+                            Mount("/static", StaticFiles(directory=STATIC), name="static")],
+                    lifespan=lifespan)
+    app.state.sessions = sessions
+    return app

@@ -1,0 +1,470 @@
+"""One board page's game: positions, moves, the engine's side, analysis; commands in, messages out.
+
+A `BoardSession` lives on the server's event loop, one per WebSocket. `handle(text)` takes one
+message from the page (JSON `{"cmd": ...}`) and answers through `emit(dict)`: after every change
+the full view state (`{"type": "state", ...}`: board drawing, click targets, move list, result,
+FEN), or one `{"type": "error", "message": ...}` when the input is bad — the game is then exactly
+as it was. Engine output arrives on the engine's reader thread and is handed to the loop;
+`{"type": "info", ...}` lines of a search that is no longer current are dropped.
+
+Invariants: `positions[i]` is the position after the first i moves from `root`; `cursor` is the
+ply shown (0..len(moves)); a move played while looking at an earlier ply cuts the moves after it.
+The engine plays only at the end of the game; analysis follows the ply shown.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from typing import Any, Callable, Optional
+
+from engines import find_game
+from engines.base import GameError, MoveError, Position, PositionError
+from protocol.board.engine import EngineLink, Search
+from protocol.board.view import (
+    SIDE_LABELS,
+    BoardMove,
+    board_view,
+    export_pgn,
+    load_position,
+    now_iso,
+    read_pgn,
+    result_text,
+)
+from tournaments.players import EngineError
+
+MAX_MESSAGE = 256 * 1024  # characters; a PGN of a long game is far smaller
+ANALYSIS_LINES = {"duck": 3, "uttt": 3}  # Connect Four: one line per column
+DEFAULT_MOVETIME_MS = 1000
+MAX_MOVETIME_MS = 600_000
+MAX_PV = 16
+
+
+class CommandError(Exception):
+    """A page message that cannot be carried out; its text is shown on the page."""
+
+
+def score_text(variant: str, score: Optional[dict], depth: int, plies_left: Optional[int]) -> str:
+    """A score for people, from the side to move's view."""
+    if not score:
+        return ""
+    kind, value = score["kind"], score["value"]
+    bound = {"lowerbound": " or more", "upperbound": " or less"}.get(score.get("bound"), "")
+    if kind == "mate":
+        if value == 0:
+            return "game over"
+        if variant == "duck":
+            return f"#{value}{bound}"
+        return (f"win in {value}" if value > 0 else f"loss in {-value}") + bound
+    if variant == "cfour" and value == 0 and plies_left is not None and depth >= plies_left:
+        return "draw"  # searched to the end of the game: exact
+    return f"{value / 100:+.2f}{bound}"
+
+
+class BoardSession:
+    def __init__(self, variant: str, engine_command: list[str], emit: Callable[[dict], None],
+                 loop: asyncio.AbstractEventLoop):
+        self.emit = emit
+        self.loop = loop
+        self.engine_command = engine_command
+        self.engine: Optional[EngineLink] = None
+        self.engine_error: Optional[str] = None
+        self.engine_side: Optional[int] = None  # the side the engine plays; None: free play
+        self.movetime_ms = DEFAULT_MOVETIME_MS
+        self.analysing = False
+        self.play_search: Optional[Search] = None
+        self.analysis_search: Optional[Search] = None
+        self._started_thinking = 0.0
+        self._last_primary: dict = {}
+        self._tasks: set[asyncio.Task] = set()
+        self.closed = False
+        self._select(variant)
+
+    # --- the game ---------------------------------------------------------------------------
+    def _select(self, variant: str) -> None:
+        entry = find_game(variant)
+        self.variant = entry.name
+        self.game = entry.new_game()
+        self._reset(self.game.start_position(), [])
+
+    def _reset(self, root: Position, moves: list[BoardMove]) -> None:
+        positions = [root]
+        for move in moves:
+            position = positions[-1]
+            positions.append(position.play(position.parse_move(move.text)))
+        self.root, self.moves, self.positions = root, list(moves), positions
+        self.cursor = len(moves)
+        self.started_at = now_iso()
+
+    @property
+    def shown(self) -> Position:
+        return self.positions[self.cursor]
+
+    @property
+    def at_end(self) -> bool:
+        return self.cursor == len(self.moves)
+
+    def _root_fen(self) -> Optional[str]:
+        fen = self.root.fen()
+        return None if fen == self.game.start_position().fen() else fen
+
+    def state(self) -> dict:
+        position = self.shown
+        over = position.result(claim_draw=True)
+        engine = self.engine
+        return {
+            "type": "state", "variant": self.variant, "sides": SIDE_LABELS[self.variant],
+            "board": board_view(position), "fen": position.fen(), "toMove": position.side_to_move,
+            "moves": [{"text": m.text, "san": m.san} for m in self.moves], "cursor": self.cursor,
+            "result": result_text(over), "over": over is not None,
+            "engine": {"name": engine.name if engine else None,
+                       "running": bool(engine and engine.alive), "error": self.engine_error,
+                       "side": self.engine_side, "movetime": self.movetime_ms,
+                       "analysing": self.analysing,
+                       "thinking": self.play_search is not None},
+        }
+
+    # --- the page's messages ----------------------------------------------------------------
+    async def handle(self, text: Any) -> None:
+        """Carry out one page message; a bad one answers one error and changes nothing."""
+        try:
+            if not isinstance(text, str):
+                raise CommandError("messages are JSON text")
+            if len(text) > MAX_MESSAGE:
+                raise CommandError(f"message too large ({len(text)} characters, at most "
+                                   f"{MAX_MESSAGE})")
+            try:
+                message = json.loads(text)
+            except (ValueError, RecursionError):
+                raise CommandError("bad JSON") from None
+            if not isinstance(message, dict) or not isinstance(message.get("cmd"), str):
+                raise CommandError('a message is an object with a "cmd" text')
+            command = getattr(self, "cmd_" + message["cmd"], None)
+            if command is None:
+                raise CommandError(f"unknown command '{message['cmd'][:40]}'")
+            result = command(message)
+            if asyncio.iscoroutine(result):
+                await result
+        except (CommandError, GameError, EngineError) as error:
+            self.emit({"type": "error", "message": str(error)})
+        except Exception as error:  # a bug: one line on the page, the game kept
+            self.emit({"type": "error",
+                       "message": f"internal error: {type(error).__name__}: {error}"})
+
+    @staticmethod
+    def _text(message: dict, key: str) -> str:
+        value = message.get(key)
+        if not isinstance(value, str):
+            raise CommandError(f'"{key}" must be a text')
+        return value
+
+    def cmd_state(self, message: dict) -> None:
+        self.emit(self.state())
+
+    def cmd_new(self, message: dict) -> None:
+        variant = message.get("game", self.variant)
+        if not isinstance(variant, str):
+            raise CommandError('"game" must be a text')
+        entry = find_game(variant)  # UnknownGameError names the games
+        self._stop_searches()
+        if entry.name != self.variant:
+            self._select(entry.name)
+            if self.engine is not None:
+                self.engine.set_variant(self.variant)
+        else:
+            self._reset(self.game.start_position(), [])
+        self._after_change()
+
+    def cmd_move(self, message: dict) -> None:
+        position = self.shown
+        if "piece" in message:  # a duck move as the page clicks it: piece move, duck square
+            piece, duck = self._text(message, "piece"), self._text(message, "duck")
+            text = f"{piece},{piece[2:4]}{duck}"
+        else:
+            text = self._text(message, "move")
+        if self.play_search is not None and self.at_end:
+            raise CommandError("the engine is thinking: wait for its move")
+        move = position.parse_move(text)
+        self._play(move, None)
+
+    def _play(self, move, engine_reply: Optional[dict]) -> None:
+        position = self.shown
+        child = position.play(move)
+        record = BoardMove(position.format_move(move), position.pgn_move(move))
+        if engine_reply is not None:
+            record.time_ms = engine_reply["time_ms"]
+            record.score = engine_reply.get("score")
+            record.depth = engine_reply.get("depth")
+        del self.moves[self.cursor:], self.positions[self.cursor + 1:]
+        self.moves.append(record)
+        self.positions.append(child)
+        self.cursor += 1
+        self._after_change()
+
+    def cmd_undo(self, message: dict) -> None:
+        if not self.moves:
+            raise CommandError("no move to take back")
+        self._stop_searches()
+        keep = len(self.moves) - 1
+        if self.engine_side is not None and keep > 0 and \
+                self.positions[keep].side_to_move == self.engine_side:
+            keep -= 1  # back to the player's turn
+        del self.moves[keep:], self.positions[keep + 1:]
+        self.cursor = keep
+        self._after_change()
+
+    def cmd_goto(self, message: dict) -> None:
+        ply = message.get("ply")
+        if not isinstance(ply, int) or isinstance(ply, bool) or not 0 <= ply <= len(self.moves):
+            raise CommandError(f"no ply {ply!r} in this game (0 to {len(self.moves)})")
+        self._stop_searches()
+        self.cursor = ply
+        self._after_change()
+
+    def cmd_load(self, message: dict) -> None:
+        root, texts = load_position(self.game, self._text(message, "text"))
+        self._stop_searches()
+        position, moves = root, []
+        for text in texts:
+            move = position.parse_move(text)
+            moves.append(BoardMove(position.format_move(move), position.pgn_move(move)))
+            position = position.play(move)
+        self._reset(root, moves)
+        self._after_change()
+
+    def cmd_pgn_export(self, message: dict) -> None:
+        names = self._player_names()
+        self.emit({"type": "pgn", "pgn": export_pgn(self.game, self.root, self.moves, names,
+                                                    self.started_at)})
+
+    def _player_names(self) -> tuple[str, str]:
+        engine = self.engine.name if self.engine else "engine"
+        if self.engine_side is None:
+            return ("?", "?")
+        return (engine, "Human") if self.engine_side == 0 else ("Human", engine)
+
+    def cmd_pgn_import(self, message: dict) -> None:
+        tags, texts = read_pgn(self._text(message, "pgn"))
+        variant = tags.get("Variant", self.variant)
+        entry = find_game(variant)
+        game = entry.new_game() if entry.name != self.variant else self.game
+        try:
+            root = game.parse_position(tags["FEN"]) if "FEN" in tags else game.start_position()
+        except (GameError, ValueError) as error:
+            raise PositionError(f"the PGN's FEN: {error}") from None
+        position, moves = root, []
+        for index, text in enumerate(texts):
+            try:
+                move = position.parse_move(text)
+            except GameError as error:
+                raise MoveError(f"PGN move {index + 1} '{text}': {error}") from None
+            moves.append(BoardMove(position.format_move(move), position.pgn_move(move)))
+            position = position.play(move)
+        self._stop_searches()
+        if entry.name != self.variant:
+            self.variant, self.game = entry.name, game
+            if self.engine is not None:
+                self.engine.set_variant(self.variant)
+        self._reset(root, moves)
+        self._after_change()
+
+    def cmd_preview(self, message: dict) -> None:
+        texts = message.get("moves")
+        if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts) \
+                or len(texts) > MAX_PV * 4:
+            raise CommandError('"moves" must be a list of move texts')
+        position = self.shown
+        for text in texts:
+            position = position.play(position.parse_move(text))
+        self.emit({"type": "preview", "board": board_view(position), "fen": position.fen(),
+                   "moves": texts})
+
+    def cmd_play(self, message: dict) -> None:
+        side = message.get("side")
+        if side not in (None, 0, 1) or isinstance(side, bool):
+            raise CommandError('"side" is 0, 1 or null (the engine plays no side)')
+        movetime = message.get("movetime", self.movetime_ms)
+        if not isinstance(movetime, int) or isinstance(movetime, bool) or \
+                not 10 <= movetime <= MAX_MOVETIME_MS:
+            raise CommandError(f"time per move must be 10 to {MAX_MOVETIME_MS} ms")
+        self.engine_side, self.movetime_ms = side, movetime
+        if self.play_search is not None:
+            self._stop_play()
+        self._after_change()
+
+    async def cmd_analyse(self, message: dict) -> None:
+        on = message.get("on")
+        if not isinstance(on, bool):
+            raise CommandError('"on" is true or false')
+        self.analysing = on
+        if on:
+            await self.ensure_engine()
+            self._start_analysis()
+        elif self.analysis_search is not None:
+            self.analysis_search = None
+            if self.play_search is None:
+                self.engine.stop()
+        self.emit(self.state())
+
+    # --- the engine -------------------------------------------------------------------------
+    async def ensure_engine(self) -> EngineLink:
+        """The page's engine, started on first need (one process per page session)."""
+        if self.engine is not None and self.engine.alive:
+            return self.engine
+        link = EngineLink(self.engine_command, self.variant, self._from_engine_thread)
+        try:
+            await asyncio.to_thread(link.start)
+        except EngineError as error:
+            self.engine_error = f"the engine did not start: {error}"
+            raise CommandError(self.engine_error) from None
+        if self.closed:  # the page went away while the engine started
+            link.close()
+            raise CommandError("the page is closed")
+        if self.engine is not None:  # an earlier one died: make sure it is gone
+            self.engine.close()
+        self.engine, self.engine_error = link, None
+        return link
+
+    def _from_engine_thread(self, kind: str, search: Optional[Search], payload: Any) -> None:
+        try:
+            self.loop.call_soon_threadsafe(self._engine_event, kind, search, payload)
+        except RuntimeError:  # the loop has closed: the server is stopping
+            pass
+
+    def _engine_event(self, kind: str, search: Optional[Search], payload: Any) -> None:
+        if kind == "gone":
+            self.play_search = self.analysis_search = None
+            self.analysing = False
+            self.engine_error = f"the engine stopped: {payload}"
+            self.emit({"type": "error", "message": self.engine_error})
+            self.emit(self.state())
+            return
+        if search is None or search.stopped and kind == "info":
+            return
+        if kind == "info":
+            self._engine_info(search, payload)
+        elif kind == "bestmove" and search is self.play_search:
+            self.play_search = None
+            self._engine_move(search, payload)
+
+    def _engine_info(self, search: Search, info: dict) -> None:
+        position: Position = search.context
+        pv_texts, pv_san = [], []
+        walk = position
+        for text in info.get("pv", [])[:MAX_PV]:
+            try:
+                move = walk.parse_move(text)
+            except GameError:
+                break
+            pv_texts.append(walk.format_move(move))
+            pv_san.append(walk.pgn_move(move))
+            walk = walk.play(move)
+        plies_left = None
+        if self.variant == "cfour":
+            plies_left = position.width * position.height - position.ply
+        depth = info.get("depth", 0)
+        if search.purpose == "play" and info.get("multipv", 1) == 1 and "score" in info:
+            self._last_primary = {"score": (info["score"]["kind"], info["score"]["value"]),
+                                  "depth": depth}
+        message = {"type": "info", "purpose": search.purpose, "search": search.ident,
+                   "depth": depth, "multipv": info.get("multipv", 1),
+                   "score": info.get("score"),
+                   "scoreText": score_text(self.variant, info.get("score"), depth, plies_left),
+                   "pv": pv_texts, "pvSan": pv_san, "nodes": info.get("nodes"),
+                   "nps": info.get("nps"), "string": info.get("string"),
+                   "fen": position.fen()}
+        if self.variant == "cfour" and pv_texts:
+            message["column"] = position.parse_move(pv_texts[0])
+        self.emit(message)
+
+    def _engine_move(self, search: Search, text: Optional[str]) -> None:
+        elapsed = int((time.monotonic() - self._started_thinking) * 1000)
+        if search.context is not self.shown or not self.at_end:
+            return
+        if text is None:
+            self.emit(self.state())
+            return
+        try:
+            move = self.shown.parse_move(text)
+        except GameError as error:
+            self.engine_side = None
+            self.emit({"type": "error", "message": f"the engine played '{text}', which is not "
+                                                   f"legal here ({error}); free play now"})
+            self.emit(self.state())
+            return
+        reply = {"time_ms": elapsed, **self._last_primary}
+        self._play(move, reply)
+
+    def _engine_to_move(self) -> bool:
+        position = self.shown
+        return self.engine_side is not None and self.at_end and \
+            position.side_to_move == self.engine_side and position.result(claim_draw=True) is None
+
+    def _after_change(self) -> None:
+        """Send the new state; then the engine moves when it is its turn, and analysis
+        follows the position shown."""
+        self.emit(self.state())
+        task = self.loop.create_task(self._restart_engine_work())
+        self._tasks.add(task)  # held until done: the loop keeps only a weak reference
+        task.add_done_callback(self._tasks.discard)
+
+    async def _restart_engine_work(self) -> None:
+        try:
+            wants_play = self._engine_to_move()
+            if not (wants_play or self.analysing):
+                return
+            await self.ensure_engine()
+            if wants_play and self._engine_to_move() and self.play_search is None:
+                self._start_play()
+            elif self.analysing:
+                self._start_analysis()
+        except (CommandError, EngineError) as error:
+            self.emit({"type": "error", "message": str(error)})
+        except Exception as error:  # a bug: one line on the page
+            self.emit({"type": "error",
+                       "message": f"internal error: {type(error).__name__}: {error}"})
+
+    def _engine_moves(self, upto: int) -> list[str]:
+        return [move.text for move in self.moves[:upto]]
+
+    def _start_play(self) -> None:
+        self.analysis_search = None
+        self._last_primary = {}
+        self._started_thinking = time.monotonic()
+        multipv = self._analysis_lines() if self.analysing else 1
+        self.play_search = self.engine.go(self._root_fen(), self._engine_moves(self.cursor),
+                                          f"movetime {self.movetime_ms}", "play", multipv,
+                                          context=self.shown)
+        self.emit(self.state())
+
+    def _analysis_lines(self) -> int:
+        return ANALYSIS_LINES.get(self.variant, getattr(self.game, "width", 3))
+
+    def _start_analysis(self) -> None:
+        if self.play_search is not None:
+            return  # the engine's own move comes first; its lines are shown meanwhile
+        if self.shown.result(claim_draw=True) is not None:
+            self.analysis_search = None
+            if self.engine is not None:
+                self.engine.stop()
+            return
+        self.analysis_search = self.engine.go(self._root_fen(), self._engine_moves(self.cursor),
+                                              "infinite", "analyse", self._analysis_lines(),
+                                              context=self.shown)
+
+    def _stop_play(self) -> None:
+        self.play_search = None
+        if self.engine is not None:
+            self.engine.stop()
+
+    def _stop_searches(self) -> None:
+        self.play_search = self.analysis_search = None
+        if self.engine is not None and self.engine.alive:
+            self.engine.stop()
+
+    def close(self) -> None:
+        """End the engine process (a kill: it returns within milliseconds)."""
+        self.closed = True
+        if self.engine is not None:
+            self.engine.close()

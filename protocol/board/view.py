@@ -1,0 +1,173 @@
+"""What the board page draws and may click, from the rules: the page holds no rules of its own.
+
+`board_view(position)` describes a position for drawing and clicking, per game:
+- duck: the 64 squares with their pieces (FEN letters) and the duck's square, and the legal
+  piece moves, each with the squares its duck may go to (from `legal_moves`' texts `e2e4,e4d5`);
+- cfour: the stones column by column from the bottom, and the columns that take a stone;
+- uttt: the 81 cells, each small board's status (open, X, O, drawn), the board to play in, and
+  the move text of every cell.
+`load_position(game, text)` reads what the page's load box takes: a FEN or `startpos`, a UTTT
+position, or for Connect Four a sequence of 1-based column digits. `export_pgn` and `import_pgn`
+write and read our match runner's PGN (tournaments/pgn.py), for every game.
+"""
+
+from __future__ import annotations
+
+import datetime
+import re
+from typing import Optional
+
+from engines.base import Game, GameError, GameResult, MoveError, Position, PositionError
+from tournaments.pgn import game_pgn
+from tournaments.players import EngineConfig
+from tournaments.records import SIDE_NAMES, GameJob, GameRecord, MoveRecord, Opening
+
+SIDE_LABELS = {"duck": ("White", "Black"), "cfour": ("Yellow", "Red"), "uttt": ("X", "O")}
+CFOUR_SEQUENCE = re.compile(r"^[1-9]+$")
+
+
+def board_view(position: Position) -> dict:
+    variant = position.game.variant
+    if variant == "duck":
+        return _duck_view(position)
+    if variant == "cfour":
+        return _cfour_view(position)
+    return _uttt_view(position)
+
+
+def _duck_view(position) -> dict:
+    placement = position.fen().split()[0]
+    squares, duck = {}, None
+    for rank_index, rank in enumerate(placement.split("/")):
+        file_index = 0
+        for char in rank:
+            if char.isdecimal():
+                file_index += int(char)
+                continue
+            name = "abcdefgh"[file_index] + str(8 - rank_index)
+            if char == "*":
+                duck = name
+            else:
+                squares[name] = char
+            file_index += 1
+    moves: dict[str, dict] = {}
+    if position.result(claim_draw=True) is None:
+        for move in position.legal_moves():
+            text = position.format_move(move)  # `e2e4,e4d5`: the piece move, then the duck's
+            piece, _, duck_part = text.partition(",")
+            entry = moves.setdefault(piece, {"from": piece[:2], "to": piece[2:4],
+                                             "promotion": piece[4:], "ducks": []})
+            entry["ducks"].append(duck_part[-2:])
+    return {"kind": "duck", "squares": squares, "duck": duck, "moves": list(moves.values())}
+
+
+def _cfour_view(position) -> dict:
+    over = position.result() is not None
+    columns = [[position.cell(column, row) for row in range(position.column_height(column))]
+               for column in range(position.width)]
+    return {"kind": "cfour", "width": position.width, "height": position.height,
+            "columns": columns, "files": "abcdefghijklmnopqrstuvwxyz"[:position.width],
+            "playable": [] if over else position.legal_moves()}
+
+
+def _uttt_view(position) -> dict:
+    over = position.result() is not None
+    legal = set() if over else set(position.legal_moves())
+    return {"kind": "uttt",
+            "cells": [[position.cell(board, cell) for cell in range(9)] for board in range(9)],
+            "boards": [position.board_status(board) for board in range(9)],
+            "forced": None if over else position.forced_board,
+            "legal": sorted(legal),
+            "moveTexts": [position.format_move(move) for move in range(81)]}
+
+
+def result_text(result: Optional[GameResult]) -> str:
+    """The runner's reason text: `White wins (four in a row)`, `Draw (board full)`."""
+    if result is None:
+        return ""
+    if result.winner is None:
+        return f"Draw ({result.reason})"
+    return f"{SIDE_NAMES[result.winner]} wins ({result.reason})"
+
+
+def load_position(game: Game, text: str) -> tuple[Position, list[str]]:
+    """(root position, moves from it) of a load-box text; PositionError names the problem.
+    A Connect Four column sequence loads as moves from the empty board, so it can be replayed."""
+    text = text.strip()
+    if not text:
+        raise PositionError("nothing to load: paste a position")
+    if game.variant == "cfour" and CFOUR_SEQUENCE.match(text):
+        position = game.start_position()
+        moves = []
+        for index, digit in enumerate(text):
+            try:
+                move = position.parse_move(digit)
+            except MoveError as error:
+                raise PositionError(f"move {index + 1} of '{text}': {error}") from None
+            moves.append(position.format_move(move))
+            position = position.play(move)
+        return game.start_position(), moves
+    try:
+        return game.parse_position(text), []
+    except (GameError, ValueError, IndexError) as error:
+        raise PositionError(f"not a {game.variant} position: {error}") from None
+
+
+class BoardMove(MoveRecord):
+    """A move of the page's game: like the runner's, but a move nobody timed (a person's, a
+    loaded one) carries no comment instead of the runner's `{book}`."""
+
+    def comment(self) -> Optional[str]:
+        if self.time_ms is None:
+            return None
+        return super().comment()
+
+
+def export_pgn(game: Game, root: Position, moves: list[BoardMove], names: tuple[str, str],
+               started_at: str) -> str:
+    """The game as the match runner writes it (tournaments.pgn.game_pgn)."""
+    position = root
+    for move in moves:
+        position = position.play(position.parse_move(move.text))
+    result = position.result(claim_draw=True)
+    board = (game.width, game.height) if game.variant == "cfour" and \
+        (game.width, game.height) != (7, 6) else None
+    players = [EngineConfig(name, ["board"]) for name in names]
+    job = GameJob(1, 1, 1, game.variant, players[0], players[1], 0, 1, Opening(), board=board)
+    record = GameRecord(job, result.pgn if result else "*", result_text(result),
+                        "normal" if result else "unterminated", list(moves), root.fen(),
+                        started_at, 0, names[0], names[1])
+    return game_pgn(record, event="mallard board", site="local")
+
+
+TAG = re.compile(r'^\[(\w+)\s+"((?:[^"\\]|\\.)*)"\]\s*$')
+MOVE_NUMBER = re.compile(r"^\d+\.+$")
+RESULT_TOKENS = {"1-0", "0-1", "1/2-1/2", "*"}
+
+
+def read_pgn(text: str) -> tuple[dict, list[str]]:
+    """(tags, move texts) of the first game of a PGN text; comments, variations, move numbers,
+    NAGs and the result are left out. PositionError when it holds no game."""
+    tags, body = {}, []
+    for line in text.splitlines():
+        match = TAG.match(line.strip())
+        if match:
+            tags[match.group(1)] = re.sub(r"\\(.)", r"\1", match.group(2))
+        elif not line.lstrip().startswith("%"):
+            body.append(line)
+    movetext = re.sub(r"\{[^}]*\}|;[^\n]*", " ", "\n".join(body))
+    while re.search(r"\([^()]*\)", movetext):
+        movetext = re.sub(r"\([^()]*\)", " ", movetext)
+    moves = []
+    for token in movetext.split():
+        token = re.sub(r"^\d+\.+", "", token)
+        if not token or MOVE_NUMBER.match(token) or token.startswith("$") or token in RESULT_TOKENS:
+            continue
+        moves.append(token)
+    if not tags and not moves:
+        raise PositionError("no PGN game found")
+    return tags, moves
+
+
+def now_iso() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).astimezone().isoformat(timespec="seconds")

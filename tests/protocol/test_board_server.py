@@ -1,0 +1,278 @@
+"""`mallard board` without a browser: the WebSocket protocol (every bad message answers one error
+and keeps the game), the game commands against the rules, the runner's PGN both ways, the
+engine process of a page (it plays, it analyses, it ends with the page), and the command line."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+import urllib.request
+import warnings
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("starlette", reason="mallard board needs mallard[board]")
+pytest.importorskip("httpx", reason="Starlette's TestClient needs httpx")
+
+with warnings.catch_warnings():  # newer Starlette would rather have httpx2: both work
+    warnings.simplefilter("ignore")
+    from starlette.testclient import TestClient  # noqa: E402
+
+from engines import get_game  # noqa: E402
+from protocol import board  # noqa: E402
+from protocol.board.app import create_app  # noqa: E402
+from protocol.board.session import MAX_MESSAGE  # noqa: E402
+from protocol.board.view import read_pgn  # noqa: E402
+from tests.protocol.test_cli import run_main  # noqa: E402
+from tournaments.pgn import game_pgn  # noqa: E402
+from tournaments.players import EngineConfig  # noqa: E402
+from tournaments.records import GameJob, GameRecord, MoveRecord, Opening  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+ENGINE = [sys.executable, "-m", "protocol.cli", "uci"]
+
+
+@pytest.fixture
+def client(monkeypatch):
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))  # the engine subprocess runs this checkout
+    app = create_app(ENGINE)
+    with TestClient(app) as test_client:
+        test_client.app_sessions = app.state.sessions
+        yield test_client
+
+
+def send(ws, **message):
+    ws.send_text(json.dumps(message))
+
+
+def next_of(ws, kind, timeout=60.0):
+    """The next message of a type (others skipped), within `timeout` seconds of engine work."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        message = ws.receive_json()
+        if message["type"] == kind:
+            return message
+    raise AssertionError(f"no {kind} message in {timeout} s")
+
+
+def current_state(ws):
+    send(ws, cmd="state")
+    return next_of(ws, "state")
+
+
+BAD_MESSAGES = [
+    ("{not json", "bad JSON"),
+    ("[1, 2]", '"cmd"'),
+    ('"move"', '"cmd"'),
+    (json.dumps({"cmd": "fly"}), "unknown command 'fly'"),
+    (json.dumps({"cmd": 7}), '"cmd"'),
+    (json.dumps({"cmd": "move"}), '"move" must be a text'),
+    (json.dumps({"cmd": "move", "move": ["e4"]}), '"move" must be a text'),
+    (json.dumps({"cmd": "move", "move": "P@d1"}), "P@d1"),  # a Connect Four move in duck
+    (json.dumps({"cmd": "move", "move": "ae"}), "ae"),  # a UTTT move in duck
+    (json.dumps({"cmd": "move", "move": "d7d5"}), "duck"),  # no duck square
+    (json.dumps({"cmd": "move", "piece": "d7d5", "duck": "e4"}), "occupied"),
+    (json.dumps({"cmd": "move", "move": "e2e3,e3e6"}), "e2"),  # White's move, Black to move
+    (json.dumps({"cmd": "goto", "ply": 5}), "no ply 5"),
+    (json.dumps({"cmd": "goto", "ply": True}), "no ply"),
+    (json.dumps({"cmd": "load", "text": "rnbqkbnr/pppppppp/8 w"}), "not a duck position"),
+    (json.dumps({"cmd": "load", "text": ""}), "nothing to load"),
+    (json.dumps({"cmd": "new", "game": "chess960"}), "unknown variant"),
+    (json.dumps({"cmd": "play", "side": 2}), '"side"'),
+    (json.dumps({"cmd": "play", "side": 1, "movetime": -5}), "time per move"),
+    (json.dumps({"cmd": "analyse", "on": "yes"}), '"on"'),
+    (json.dumps({"cmd": "preview", "moves": "e2e4"}), '"moves"'),
+    (json.dumps({"cmd": "preview", "moves": ["zz"]}), "zz"),
+    (json.dumps({"cmd": "pgn_import", "pgn": "1. e4,e5 Qxx9 *"}), "PGN move"),
+    (json.dumps({"cmd": "pgn_import", "pgn": '[Variant "chess960"]\n\n*'}), "unknown variant"),
+    ("x" * (MAX_MESSAGE + 1), "message too large"),
+    (json.dumps({"cmd": "move", "move": "e2e4,e4e5" * 100_000}), "message too large"),
+    ("[" * 100_000 + "]" * 100_000, "bad JSON"),
+]
+
+
+def test_bad_messages_answer_one_error_and_keep_the_game(client):
+    with client.websocket_connect("/ws?game=duck") as ws:
+        first = next_of(ws, "state")
+        send(ws, cmd="undo")
+        assert next_of(ws, "error")["message"] == "no move to take back"
+        send(ws, cmd="move", move="e2e4,e4e5")
+        before = next_of(ws, "state")
+        assert before["moves"] == [{"text": "e2e4,e4e5", "san": "e4,e5"}]
+        for text, words in BAD_MESSAGES:
+            ws.send_text(text)
+            answer = ws.receive_json()
+            assert answer["type"] == "error" and words in answer["message"], (text[:60], answer)
+            after = current_state(ws)
+            assert (after["fen"], after["moves"]) == (before["fen"], before["moves"]), text[:60]
+        ws.send_bytes(b"\xff\xfe")
+        assert ws.receive_json()["type"] == "error"
+        assert current_state(ws)["fen"] == before["fen"] != first["fen"]
+
+
+def test_moves_takeback_jumps_and_loading_follow_the_rules(client):
+    with client.websocket_connect("/ws?game=cfour") as ws:
+        next_of(ws, "state")
+        for column in "dded":
+            send(ws, cmd="move", move=column)
+            state = next_of(ws, "state")
+        expected = get_game("cfour").start_position().play_text("4454")
+        assert state["fen"] == expected.fen() and state["cursor"] == 4
+        assert [m["text"] for m in state["moves"]] == ["P@d1", "P@d2", "P@e1", "P@d3"]
+        assert state["board"]["columns"][3] == [0, 1, 1] and state["board"]["playable"] == \
+            list(range(7))
+        send(ws, cmd="goto", ply=1)
+        state = next_of(ws, "state")
+        assert state["cursor"] == 1 and len(state["moves"]) == 4
+        assert state["fen"] == get_game("cfour").start_position().play_text("4").fen()
+        send(ws, cmd="move", move="a")  # from an earlier ply: the later moves go
+        state = next_of(ws, "state")
+        assert [m["text"] for m in state["moves"]] == ["P@d1", "P@a1"]
+        send(ws, cmd="undo")
+        assert [m["text"] for m in next_of(ws, "state")["moves"]] == ["P@d1"]
+        send(ws, cmd="load", text="4444443")  # a column sequence: moves that can be replayed
+        state = next_of(ws, "state")
+        assert len(state["moves"]) == 7 and state["cursor"] == 7
+        send(ws, cmd="move", move="d")
+        assert "full" in next_of(ws, "error")["message"]
+        send(ws, cmd="new", game="uttt")
+        state = next_of(ws, "state")
+        assert state["variant"] == "uttt" and len(state["board"]["legal"]) == 81
+        send(ws, cmd="move", move="ae")
+        state = next_of(ws, "state")
+        assert state["board"]["forced"] == 4 and state["board"]["legal"] == list(range(36, 45))
+        send(ws, cmd="move", move="aa")
+        assert "must be in board e" in next_of(ws, "error")["message"]
+
+
+class PersonsMove(MoveRecord):
+    """A move nobody timed carries no comment (the runner's moves always have one)."""
+
+    def comment(self):
+        return None
+
+
+def expected_pgn(variant: str, moves: list[str], exported: str) -> str:
+    """What the match runner writes for these moves, with the exported game's date and names."""
+    tags, _ = read_pgn(exported)
+    position = get_game(variant).start_position()
+    records = []
+    for text in moves:
+        move = position.parse_move(text)
+        records.append(PersonsMove(position.format_move(move), position.pgn_move(move)))
+        position = position.play(move)
+    result = position.result(claim_draw=True)
+    players = [EngineConfig(name, ["x"]) for name in ("?", "?")]
+    job = GameJob(1, 1, 1, variant, players[0], players[1], 0, 1, Opening())
+    reason = f"{('White', 'Black')[result.winner]} wins ({result.reason})"
+    start = get_game(variant).start_position().fen()
+    record = GameRecord(job, result.pgn, reason, "normal", records, start,
+                        tags["GameStartTime"], 0, "?", "?")
+    text = game_pgn(record, event="mallard board", site="local")
+    return text
+
+
+@pytest.mark.parametrize("variant, moves", [
+    ("cfour", list("4455667")),
+    ("duck", ["e2e4,e4e6", "f7f5,f5c6", "d1h5,h5h4", "a7a6,a6a5", "h5e8,e8e6"]),
+])
+def test_pgn_export_is_the_runners_and_imports_back(client, variant, moves):
+    with client.websocket_connect(f"/ws?game={variant}") as ws:
+        next_of(ws, "state")
+        for move in moves:
+            send(ws, cmd="move", move=move)
+            state = next_of(ws, "state")
+        assert state["over"] and state["result"].startswith("White wins")
+        send(ws, cmd="pgn_export")
+        pgn = next_of(ws, "pgn")["pgn"]
+        assert pgn == expected_pgn(variant, moves, pgn)
+        send(ws, cmd="new", game="uttt")
+        next_of(ws, "state")
+        send(ws, cmd="pgn_import", pgn=pgn)
+        imported = next_of(ws, "state")
+        assert imported["variant"] == variant and imported["fen"] == state["fen"]
+        assert imported["moves"] == state["moves"]
+
+
+def wait_gone(pid: int, timeout: float = 15.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def test_the_engine_plays_analyses_and_ends_with_the_page(client):
+    with client.websocket_connect("/ws?game=cfour") as ws:
+        next_of(ws, "state")
+        send(ws, cmd="play", side=1, movetime=300)
+        next_of(ws, "state")
+        send(ws, cmd="move", move="d")
+        while True:  # the engine answers as the second player
+            state = next_of(ws, "state", timeout=120)
+            if len(state["moves"]) == 2:
+                break
+        send(ws, cmd="play", side=None, movetime=300)
+        next_of(ws, "state")
+        send(ws, cmd="analyse", on=True)
+        columns = {}
+        deadline = time.monotonic() + 120
+        while len(columns) < 7 and time.monotonic() < deadline:
+            info = next_of(ws, "info", timeout=120)
+            if info["fen"] == state["fen"] and "column" in info:
+                columns[info["column"]] = info["scoreText"]
+        assert len(columns) == 7, columns
+        assert all(text == "draw" or text.startswith(("win in", "loss in"))
+                   for text in columns.values()), columns
+        (session,) = client.app_sessions
+        pid = session.engine.pid
+        os.kill(pid, 0)
+    assert wait_gone(pid), "the page closed but its engine process lives on"
+
+
+def test_without_the_extra_board_says_what_to_install(monkeypatch):
+    monkeypatch.setattr(board, "missing_dependency", lambda: "starlette")
+    code, out, err = run_main(["board"])
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and "pip install 'mallard[board]'" in err
+
+
+def test_the_command_prints_its_address_and_serves_the_page():
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    process = subprocess.Popen([sys.executable, "-m", "protocol.cli", "board", "--port", "0"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               env=env)
+    try:
+        line = process.stdout.readline()
+        assert line.startswith("mallard board: http://127.0.0.1:"), line
+        address = line.split()[2]
+        with urllib.request.urlopen(address, timeout=10) as page:
+            html = page.read().decode()
+        assert '<svg id="board"' in html
+        assert 'src="http' not in html and 'href="http' not in html  # nothing from elsewhere
+        with urllib.request.urlopen(address + "static/board.js", timeout=10) as script:
+            assert b"new WebSocket" in script.read()
+    finally:
+        process.terminate()
+        process.wait(10)
+    assert "Traceback" not in process.stderr.read()
+
+
+def test_another_host_than_loopback_is_served_with_a_warning():
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    process = subprocess.Popen([sys.executable, "-m", "protocol.cli", "board", "--port", "0",
+                                "--host", "0.0.0.0"], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        assert process.stdout.readline().startswith("mallard board: http://0.0.0.0:")
+    finally:
+        process.terminate()
+        process.wait(10)
+    assert "warning: serving on 0.0.0.0" in process.stderr.read()
