@@ -12,6 +12,8 @@ import threading
 import time
 from typing import Optional
 
+import pytest
+
 from protocol.server import serve
 
 ENGINE_COMMAND = [sys.executable, "-c",
@@ -137,3 +139,23 @@ class Process:
     def wait(self, timeout: float = 20) -> tuple[int, str]:
         code = self.process.wait(timeout)
         return code, self.process.stderr.read()
+
+
+def run_with_timeout(function, timeout: float = 120):
+    """Run a blocking python-chess call on a thread; fail instead of hanging the test run."""
+    box: dict = {}
+
+    def target():
+        try:
+            box["value"] = function()
+        except BaseException as error:  # re-raised on the test's thread
+            box["error"] = error
+
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    thread.join(timeout)
+    if thread.is_alive():
+        pytest.fail(f"python-chess call did not return within {timeout} s")
+    if "error" in box:
+        raise box["error"]
+    return box.get("value")

@@ -13,14 +13,13 @@ with the next command (checked with `ping()`).
 from __future__ import annotations
 
 import logging
-import threading
 
 import chess
 import chess.engine
 import pytest
 
 from protocol.session import Session
-from tests.protocol.harness import ENGINE_COMMAND
+from tests.protocol.harness import ENGINE_COMMAND, run_with_timeout
 
 FEN = "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3"
 BLACK_FEN = "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/2N2N2/PPPP1PPP/R1BQKB1R b KQkq - 3 3"
@@ -30,26 +29,6 @@ class DuckBoard(chess.Board):
     """A chess board python-chess sends as the `duck` variant."""
 
     uci_variant = "duck"
-
-
-def run_with_timeout(function, timeout: float = 60):
-    """Run a blocking python-chess call on a thread; fail instead of hanging the test run."""
-    box: dict = {}
-
-    def target():
-        try:
-            box["value"] = function()
-        except BaseException as error:  # re-raised on the test's thread
-            box["error"] = error
-
-    thread = threading.Thread(target=target, daemon=True)
-    thread.start()
-    thread.join(timeout)
-    if thread.is_alive():
-        pytest.fail(f"python-chess call did not return within {timeout} s")
-    if "error" in box:
-        raise box["error"]
-    return box.get("value")
 
 
 def analyse_until(engine, board, limit, enough, multipv=None, timeout: float = 60):

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.protocol.harness import ENGINE_COMMAND
+from tests.tournaments.match_db import games_in
 
 SCRIPT = str(Path(__file__).with_name("scripted_engine.py"))
 
@@ -86,16 +87,6 @@ def test_usage_errors_are_one_clear_line(args, message):
     assert message in done.stderr and "Traceback" not in done.stderr
 
 
-def _games_in(db: Path) -> list[int]:
-    if not db.exists():
-        return []
-    try:
-        with sqlite3.connect(db, timeout=5) as connection:
-            return [row[0] for row in connection.execute("SELECT idx FROM games ORDER BY idx")]
-    except sqlite3.OperationalError:
-        return []
-
-
 def test_sigkill_mid_match_then_resume_gives_every_game_exactly_once(tmp_path):
     db, pgn = tmp_path / "match.sqlite", tmp_path / "match.pgn"
     pgn.write_text("[Event \"an earlier match\"]\n\n1. e4 *\n\n")  # must survive untouched
@@ -108,16 +99,16 @@ def test_sigkill_mid_match_then_resume_gives_every_game_exactly_once(tmp_path):
     runner = subprocess.Popen(ENGINE_COMMAND + ["match", *args], stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL, start_new_session=True)
     deadline = time.monotonic() + 120
-    while len(_games_in(db)) < 3 and time.monotonic() < deadline and runner.poll() is None:
+    while len(games_in(db)) < 3 and time.monotonic() < deadline and runner.poll() is None:
         time.sleep(0.05)
     os.killpg(runner.pid, signal.SIGKILL)  # the runner and every engine it started
     runner.wait()
-    killed_at = _games_in(db)
+    killed_at = games_in(db)
     assert 3 <= len(killed_at) < 8
     done = mallard_match(*args)
     assert done.returncode == 0, done.stderr
     assert f"{len(killed_at)} of 8 games are already played" in done.stdout
-    assert _games_in(db) == list(range(1, 9))
+    assert games_in(db) == list(range(1, 9))
     text = pgn.read_text()
     assert text.startswith('[Event "an earlier match"]')
     assert text.count("[Event ") == 9
@@ -131,7 +122,7 @@ def test_sigkill_mid_match_then_resume_gives_every_game_exactly_once(tmp_path):
     # a different match on the same database is refused, and nothing is played
     other = mallard_match(*[a if a != "8" else "10" for a in args], timeout=60)
     assert other.returncode == 2 and "holds another match" in other.stderr
-    assert _games_in(db) == list(range(1, 9))
+    assert games_in(db) == list(range(1, 9))
 
 
 def test_the_progress_bar_keeps_every_line_whole():

@@ -22,7 +22,8 @@ import pytest
 
 distributed = pytest.importorskip("distributed")
 
-from tests.protocol.harness import ENGINE_COMMAND  # noqa: E402
+from tests.protocol.harness import ENGINE_COMMAND
+from tests.tournaments.match_db import games_in  # noqa: E402
 from tournaments import EngineConfig, Match, Opening, Reporter, TimeControl  # noqa: E402
 from tournaments.cli import cluster_line  # noqa: E402
 from tournaments.cluster import open_cluster  # noqa: E402
@@ -161,16 +162,6 @@ def test_a_stop_ends_the_running_games_on_the_workers_and_stores_none(cluster, t
                                                              cluster.client.nthreads()}
 
 
-def _games_in(db: Path) -> list[int]:
-    if not db.exists():
-        return []
-    try:
-        with sqlite3.connect(db, timeout=5) as connection:
-            return [row[0] for row in connection.execute("SELECT idx FROM games ORDER BY idx")]
-    except sqlite3.OperationalError:
-        return []
-
-
 def engine_args(name: str, delay: float) -> list[str]:
     command = " ".join([sys.executable, SCRIPT, "--behaviour", "slow", "--delay", str(delay),
                         "--seed", str(len(name))])
@@ -189,17 +180,17 @@ def test_a_killed_coordinator_resumes_on_the_cluster_without_losing_or_repeating
     runner = subprocess.Popen(ENGINE_COMMAND + ["match", *args], stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL, start_new_session=True, cwd=ROOT)
     deadline = time.monotonic() + 120
-    while len(_games_in(db)) < 3 and time.monotonic() < deadline and runner.poll() is None:
+    while len(games_in(db)) < 3 and time.monotonic() < deadline and runner.poll() is None:
         time.sleep(0.05)
     os.killpg(runner.pid, signal.SIGKILL)  # the coordinator, its local cluster, the engines
     runner.wait()
-    killed_at = _games_in(db)
+    killed_at = games_in(db)
     assert 3 <= len(killed_at) < 8
     done = mallard_match(*args)
     assert done.returncode == 0, done.stderr
     assert f"{len(killed_at)} of 8 games are already played" in done.stdout
     assert "Cluster local:2: 2 workers, 2 threads" in done.stdout
-    assert _games_in(db) == list(range(1, 9))
+    assert games_in(db) == list(range(1, 9))
     assert pgn.read_text().count("[Event ") == 8
 
 
@@ -259,7 +250,7 @@ def test_a_cluster_that_goes_away_ends_the_match_with_one_line(real_cluster, tmp
     runner = subprocess.Popen(ENGINE_COMMAND + ["match", *args], stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True, cwd=ROOT)
     deadline = time.monotonic() + 120
-    while len(_games_in(db)) < 2 and time.monotonic() < deadline and runner.poll() is None:
+    while len(games_in(db)) < 2 and time.monotonic() < deadline and runner.poll() is None:
         time.sleep(0.05)
     os.killpg(scheduler.pid, signal.SIGKILL)
     out, err = runner.communicate(timeout=60)
@@ -267,7 +258,7 @@ def test_a_cluster_that_goes_away_ends_the_match_with_one_line(real_cluster, tmp
     assert err.count("\n") == 1 and err.startswith(f"mallard match: the cluster at {address} "
                                                    "went away: "), err
     assert f"finished games are kept in '{db}'" in err
-    kept = _games_in(db)
+    kept = games_in(db)
     assert 2 <= len(kept) < 30
     assert len([line for line in out.splitlines() if line.startswith("Finished game")]) == \
         len(kept)

@@ -25,6 +25,7 @@ import pytest
 
 from engines.duck.python_chess import DuckBoard, DuckChessUnsupported, DuckGameBuilder, DuckMove
 from tests.engines.duck.conftest import PERFT_ROWS, START
+from tests.protocol.harness import run_with_timeout
 
 ROOT = Path(__file__).resolve().parents[3]  # the repository whose code is under test
 ENGINE = [sys.executable, "-m", "protocol.cli"]
@@ -431,26 +432,6 @@ def test_a_duckless_move_in_pgn_is_an_error():
 
 
 # --- chess.engine against `mallard uci` ----------------------------------------------------------
-
-def run_with_timeout(function, timeout: float = 120):
-    """Run a blocking python-chess call on a thread; fail instead of hanging the test run."""
-    box: dict = {}
-
-    def target():
-        try:
-            box["value"] = function()
-        except BaseException as error:  # re-raised on the test's thread
-            box["error"] = error
-
-    thread = threading.Thread(target=target, daemon=True)
-    thread.start()
-    thread.join(timeout)
-    if thread.is_alive():
-        pytest.fail(f"python-chess call did not return within {timeout} s")
-    if "error" in box:
-        raise box["error"]
-    return box.get("value")
-
 
 def assert_line_legal(board: DuckBoard, moves) -> None:
     """Every move of a line legal by pyffish, played from `board`."""
