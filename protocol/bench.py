@@ -213,15 +213,13 @@ def bench_duck(depth: int, enumeration_depths, enumeration_positions: int,
     return 1 if failures else 0
 
 
-def bench_duck_match(a: str, b: str, pairs: int, nodes: int, jobs: int, seed: int,
-                     pool: Optional[WorkPool] = None, where: str = "",
-                     out: TextIO = sys.stdout) -> int:
-    """`where` says where `pool` runs (default: `jobs` local processes)."""
-    record = duck_bench.self_play(a, b, pairs, nodes, jobs, seed, pool)
+def bench_duck_match(a: str, b: str, pairs: int, nodes: int, seed: int, pool: WorkPool,
+                     where: str, out: TextIO = sys.stdout) -> int:
+    """Self-play on `pool`; `where` says where that is (printed in the table's title)."""
+    record = duck_bench.self_play(a, b, pairs, nodes, seed, pool)
     result = record.result
     elo, margin = result.elo()
     header = ["A", "B", "games", "A wins", "draws", "A losses", "A score", "Elo (95%)"]
-    where = where or f"{jobs} local process{'es' if jobs > 1 else ''}"
     out.write(f"# mallard bench duck-match: {nodes} nodes per move, {pairs} random 4-ply "
               f"openings x 2 colours, seed {seed}, {record.seconds:.0f} s on {where}\n")
     _table_start(header, out)

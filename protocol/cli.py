@@ -213,8 +213,7 @@ def _bench_duck_match(args) -> int:
     from protocol.bench import bench_duck_match
 
     with _work_pool(args.cluster, args.jobs) as (pool, where):
-        return bench_duck_match(args.a, args.b, args.pairs, args.nodes, args.jobs, args.seed,
-                                pool, where)
+        return bench_duck_match(args.a, args.b, args.pairs, args.nodes, args.seed, pool, where)
 
 
 def _prove(args) -> int:

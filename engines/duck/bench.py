@@ -135,12 +135,11 @@ class SelfPlayRecord:
     seconds: float
 
 
-def self_play(a: str, b: str, pairs: int, nodes: int, jobs: int, seed: int,
-              pool: Optional[WorkPool] = None) -> SelfPlayRecord:
+def self_play(a: str, b: str, pairs: int, nodes: int, seed: int,
+              pool: WorkPool) -> SelfPlayRecord:
     """A match between evaluation terms `a` and `b` (`selfplay.parse_terms` texts): `pairs`
-    random openings played with both colours, `nodes` per move, on `pool` (default: `jobs`
-    local processes)."""
+    random openings played with both colours, `nodes` per move, on `pool`."""
     terms_a, terms_b = parse_terms(a), parse_terms(b)
     started = time.perf_counter()
-    result = match(terms_a, terms_b, pairs, nodes, seed=seed, jobs=jobs, pool=pool)
+    result = match(terms_a, terms_b, pairs, nodes, seed=seed, pool=pool)
     return SelfPlayRecord(result, time.perf_counter() - started)

@@ -4,19 +4,16 @@ and a SIGKILL in the middle of a match followed by a resume from the same databa
 from __future__ import annotations
 
 import json
-import os
 import re
-import signal
 import sqlite3
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from tests.protocol.harness import ENGINE_COMMAND
-from tests.tournaments.match_db import games_in
+from tests.tournaments.match_db import games_in, kill_match_after
 
 SCRIPT = str(Path(__file__).with_name("scripted_engine.py"))
 
@@ -96,14 +93,7 @@ def test_sigkill_mid_match_then_resume_gives_every_game_exactly_once(tmp_path):
             f"file={tmp_path / 'openings.txt'}", "format=moves", "order=random", "-srand", "7",
             "-db", str(db), "-pgnout", str(pgn)]
     (tmp_path / "openings.txt").write_text("e4,e5 d5,d4\nd4,d5 Nf6,f5\nc4,c5\nNf3,f4 e5,e4\n")
-    runner = subprocess.Popen(ENGINE_COMMAND + ["match", *args], stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL, start_new_session=True)
-    deadline = time.monotonic() + 120
-    while len(games_in(db)) < 3 and time.monotonic() < deadline and runner.poll() is None:
-        time.sleep(0.05)
-    os.killpg(runner.pid, signal.SIGKILL)  # the runner and every engine it started
-    runner.wait()
-    killed_at = games_in(db)
+    killed_at = kill_match_after(ENGINE_COMMAND + ["match", *args], db, 3)
     assert 3 <= len(killed_at) < 8
     done = mallard_match(*args)
     assert done.returncode == 0, done.stderr

@@ -23,7 +23,7 @@ import pytest
 distributed = pytest.importorskip("distributed")
 
 from tests.protocol.harness import ENGINE_COMMAND
-from tests.tournaments.match_db import games_in  # noqa: E402
+from tests.tournaments.match_db import games_in, kill_match_after  # noqa: E402
 from tournaments import EngineConfig, Match, Opening, Reporter, TimeControl  # noqa: E402
 from tournaments.cli import cluster_line  # noqa: E402
 from tournaments.cluster import open_cluster  # noqa: E402
@@ -177,14 +177,8 @@ def test_a_killed_coordinator_resumes_on_the_cluster_without_losing_or_repeating
     db, pgn = tmp_path / "match.sqlite", tmp_path / "match.pgn"
     args = ["-variant", "duck", *engine_args("a", 0.05), *engine_args("b", 0.05), "-games", "8",
             "-maxmoves", "8", "-cluster", "local:2", "-db", str(db), "-pgnout", str(pgn)]
-    runner = subprocess.Popen(ENGINE_COMMAND + ["match", *args], stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL, start_new_session=True, cwd=ROOT)
-    deadline = time.monotonic() + 120
-    while len(games_in(db)) < 3 and time.monotonic() < deadline and runner.poll() is None:
-        time.sleep(0.05)
-    os.killpg(runner.pid, signal.SIGKILL)  # the coordinator, its local cluster, the engines
-    runner.wait()
-    killed_at = games_in(db)
+    # the coordinator is killed with its local cluster and the engines
+    killed_at = kill_match_after(ENGINE_COMMAND + ["match", *args], db, 3, cwd=ROOT)
     assert 3 <= len(killed_at) < 8
     done = mallard_match(*args)
     assert done.returncode == 0, done.stderr
