@@ -10,7 +10,9 @@ kernels inline constants and functions from other modules (numba#8396): after an
 they would silently run stale machine code. So the cache lives in a directory named after a hash
 of every engine source file (under `MALLARD_CACHE`, default `~/.cache/mallard`), set here before
 any kernel module imports numba; a user's own `NUMBA_CACHE_DIR` is respected. A directory that
-cannot be written, or damaged files in it, are dealt with by `engines.compile_cache`.
+cannot be written, or damaged files in it, are dealt with by `engines.compile_cache`. A new
+directory starts with the code `pip install` compiled when it built the package (setup.py), so
+a first run after installing loads its kernels instead of compiling them.
 
 Kernels are plain `@njit(cache=True, nogil=True)` functions, never `inline="always"`: numba's own
 inlining types the callee again at every call site, which made the first (cold) compile 3-6 times

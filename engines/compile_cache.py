@@ -9,6 +9,10 @@ Invariants:
   loader is wrapped so that the failure removes the damaged version directory (only the files
   of the failing function when the user chose `NUMBA_CACHE_DIR`), and the kernel compiles afresh;
 - a cache that cannot be written only costs speed: the compiled kernel is used without saving;
+- cache paths name a kernel's module within the package, never the directory it is installed
+  in (numba's own naming hashes the absolute path): the version directory is already tied to
+  the exact source, so code compiled when the package was built (`PREBUILT_DIR`, filled by
+  setup.py) is valid wherever the package lands, and seeds an empty version directory;
 - one machine-code version per kernel and argument types: a kernel called from another with a
   constant argument is typed as if called with a variable (numba would otherwise compile a
   version per constant, `Literal[int](0)`, `Literal[int](-1)`, ...: a third of duck's first-run
@@ -18,6 +22,7 @@ Invariants:
 from __future__ import annotations
 
 import atexit
+import hashlib
 import importlib.abc
 import importlib.util
 import os
@@ -36,6 +41,12 @@ _said: set[str] = set()
 _healed_dirs: set[str] = set()
 # The directory this module may delete whole when damaged (None: the user's NUMBA_CACHE_DIR).
 _owned_dir: Optional[Path] = None
+# Compiled code made when the package was built (ahead of time, by setup.py), one directory per
+# source version like the cache's own; absent in a source tree that was never built.
+PACKAGE_ROOT = Path(__file__).resolve().parent
+PREBUILT_DIR = PACKAGE_ROOT / "_prebuilt"
+NO_PREBUILT = "MALLARD_NO_PREBUILT"  # set: compile from scratch (what `mallard bench startup` times)
+_prebuilt_version: Optional[Path] = None  # PREBUILT_DIR's entry for these sources
 
 # Per game and use, one kernel whose cached index tells whether that code was compiled before.
 MARKER_KERNELS = {
@@ -108,11 +119,32 @@ def usable_directory(wanted: Path, what: str) -> Path:
 
 
 def choose_numba_directory(wanted: Path) -> Path:
-    """The directory numba caches into (see engines/__init__.py), remembered as ours to heal."""
-    global _owned_dir
+    """The directory numba caches into (see engines/__init__.py), remembered as ours to heal;
+    a new one starts with the code compiled when the package was built, if any."""
+    global _owned_dir, _prebuilt_version
     _owned_dir = usable_directory(wanted, "compiled-code")
+    _prebuilt_version = PREBUILT_DIR / wanted.name
+    _seed_from_prebuilt(_owned_dir, _prebuilt_version)
     _install_healing_when_numba_loads()
     return _owned_dir
+
+
+def has_prebuilt_code() -> bool:
+    """Whether the package holds code compiled when it was built for these sources (and a new
+    cache directory of ours starts with it)."""
+    return _prebuilt_version is not None and _prebuilt_version.is_dir()
+
+
+def _seed_from_prebuilt(version_dir: Path, prebuilt: Path) -> None:
+    """Copy the package's prebuilt code for this source version into a version directory that
+    has none yet (a first run after installing). A copy that fails half way only leaves kernels
+    to compile."""
+    if os.environ.get(NO_PREBUILT) or not prebuilt.is_dir() or any(version_dir.iterdir()):
+        return
+    try:
+        shutil.copytree(prebuilt, version_dir, dirs_exist_ok=True)
+    except (OSError, shutil.Error):
+        pass
 
 
 def user_numba_directory() -> None:
@@ -151,11 +183,29 @@ def _heal(cache, error: BaseException) -> None:
            f"removed its files in {index_path.parent} and recompiling")
 
 
+def _package_locator(caching):
+    """numba's locator for a chosen cache directory, naming our kernels' files by module."""
+
+    class PackageCacheLocator(caching.UserProvidedCacheLocator):
+        @classmethod
+        def get_suitable_cache_subpath(cls, py_file):
+            directory = Path(py_file).resolve().parent
+            if directory == PACKAGE_ROOT or PACKAGE_ROOT in directory.parents:
+                return ".".join(directory.relative_to(PACKAGE_ROOT.parent).parts)
+            return super().get_suitable_cache_subpath(py_file)
+
+    return PackageCacheLocator
+
+
 def _install(caching) -> None:
-    """Wrap numba's per-function cache so that a damaged file is a cache miss after healing."""
+    """Wrap numba's per-function cache so that a damaged file is a cache miss after healing, and
+    name our kernels' cache files independently of where the package is installed."""
     cache_class = caching.Cache
     if getattr(cache_class, "_mallard_healing", False):
         return
+    locators = getattr(getattr(caching, "CacheImpl", None), "_locator_classes", None)
+    if locators and caching.UserProvidedCacheLocator in locators:  # else: numba's own naming
+        locators[locators.index(caching.UserProvidedCacheLocator)] = _package_locator(caching)
     original_load = cache_class.load_overload
     original_save = cache_class.save_overload
 
@@ -259,8 +309,8 @@ def _marker_index(variant: str, use: str) -> Optional[str]:
 
 
 def _index_stamp(index: str) -> str:
-    stat = os.stat(index)
-    return f"{stat.st_mtime_ns} {stat.st_size}"
+    """The index's content (not its time: an install from a wheel gives every file a new one)."""
+    return hashlib.sha256(Path(index).read_bytes()).hexdigest()
 
 
 def is_compiled(variant: str, use: str = "search") -> Optional[bool]:

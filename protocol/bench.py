@@ -30,6 +30,7 @@ import time
 from datetime import date
 from typing import Optional, TextIO
 
+from engines import compile_cache
 from engines.connect4 import bench as connect4_bench
 from engines.duck import bench as duck_bench
 from engines.uttt import bench as uttt_bench
@@ -463,20 +464,28 @@ def _stop_latency(variant: str, position: str, env: dict, rounds: int) -> list[f
 
 
 def bench_startup(rounds: int = 10, out: TextIO = sys.stdout) -> int:
-    """`uci` -> `readyok` with a new empty cache (cold: the selected game compiles and the book
-    is converted, as on a first run after installing), with the cache it left (warm), and cold
-    again with the other core busy; then `stop` -> `bestmove` latency."""
+    """`uci` -> `readyok` with a new empty cache (a first run after installing: the code compiled
+    when the package was built is copied in, the book is converted), with the cache it left
+    (warm), cold again with the other core busy, and cold with no prebuilt code (every kernel
+    compiled on first use, as before issue 14); then `stop` -> `bestmove` latency."""
     header = ["run", "variant", "uciok (ms)", "uci -> readyok (s)",
               f"within {CUTECHESS_PING_TIMEOUT:.0f} s", "first go (ms)"]
     rows = []
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    prebuilt = compile_cache.has_prebuilt_code()
+    cold = "cold (prebuilt code)" if prebuilt else "cold (no prebuilt code: not installed by pip)"
     for variant in STARTUP_VARIANTS:
         with tempfile.TemporaryDirectory() as cache:
-            rows.append(_startup_row("cold", variant, _cache_env(cache)))
+            rows.append(_startup_row(cold, variant, _cache_env(cache)))
             rows.append(_startup_row("warm", variant, _cache_env(cache)))
     for variant in STARTUP_VARIANTS:
         with tempfile.TemporaryDirectory() as cache, _BusyCore():
-            rows.append(_startup_row("cold, a core busy", variant, _cache_env(cache)))
+            rows.append(_startup_row(cold + ", a core busy", variant, _cache_env(cache)))
+    if prebuilt:
+        for variant in STARTUP_VARIANTS:
+            with tempfile.TemporaryDirectory() as cache:
+                env = {**_cache_env(cache), compile_cache.NO_PREBUILT: "1"}
+                rows.append(_startup_row("cold, compiling everything", variant, env))
     print(f"Engine start-up, {date.today()}, {platform.processor() or platform.machine()}, "
           f"{os.cpu_count()} cores, Python {platform.python_version()}, load average "
           f"{load:.2f} at the start", file=out)

@@ -69,5 +69,5 @@ def _worker(variant: str) -> int:
     return 0
 
 
-if __name__ == "__main__":
-    sys.exit(_worker(sys.argv[1]))
+if __name__ == "__main__":  # one game (a worker), or all of them (setup.py's ahead-of-time build)
+    sys.exit(_worker(sys.argv[1]) if len(sys.argv) > 1 else run())

@@ -1,10 +1,17 @@
-"""The numba cache directory is keyed by the engine sources (see engines/__init__.py)."""
+"""The numba cache directory is keyed by the engine sources (see engines/__init__.py), and a
+new one starts with the code compiled when the package was built (engines/compile_cache.py)."""
 
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
+import pytest
+
 import engines
+from engines import compile_cache
+from engines.compile_cache import NO_PREBUILT
 
 
 def test_cache_directory_follows_the_engine_sources(tmp_path, monkeypatch):
@@ -26,3 +33,57 @@ def test_cache_directory_follows_the_engine_sources(tmp_path, monkeypatch):
 def _cache_dir_of(package: Path, monkeypatch) -> Path:
     monkeypatch.setattr(engines, "__file__", str(package / "__init__.py"))
     return engines._numba_cache_dir()
+
+
+# --- code compiled when the package was built (setup.py) -----------------------------------------
+
+def _installed_copy(tmp_path: Path) -> Path:
+    """The packages as an install elsewhere holds them: sources and the build's compiled code,
+    every file with a new time (as pip gives the files of a wheel)."""
+    prebuilt = compile_cache.PREBUILT_DIR / engines._numba_cache_dir().name
+    if not prebuilt.is_dir():
+        pytest.skip("no code compiled ahead of time for these sources: this tree was not "
+                    "installed with `pip install` (or was, with MALLARD_SKIP_PREBUILD set)")
+    site = tmp_path / "site"
+    root = Path(engines.__file__).resolve().parent.parent
+    for package in ("engines", "protocol", "tournaments"):
+        shutil.copytree(root / package, site / package,
+                        ignore=shutil.ignore_patterns("__pycache__"), copy_function=shutil.copy)
+    return site
+
+
+def _first_run(site: Path, cache: Path, **extra_env: str):
+    env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_CACHE_DIR", NO_PREBUILT)}
+    env.update(MALLARD_CACHE=str(cache), PYTHONPATH=str(site), **extra_env)
+    where = subprocess.run([sys.executable, "-c", "import engines; print(engines.__file__)"],
+                           capture_output=True, text=True, env=env, cwd=site, timeout=120)
+    assert Path(where.stdout.strip()).parent == site / "engines", where.stderr
+    perft = subprocess.run([sys.executable, "-m", "protocol.cli", "perft", "uttt", "2"],
+                           capture_output=True, text=True, env=env, cwd=site, timeout=600)
+    # the prover is compiled by a helper process, which records when it finished
+    prover = subprocess.run([sys.executable, "-c", "from engines import compile_cache; "
+                             "print(compile_cache.is_compiled('uttt', 'prover'))"],
+                            capture_output=True, text=True, env=env, cwd=site, timeout=120)
+    return perft, prover.stdout.strip()
+
+
+def test_a_first_run_after_installing_loads_the_code_compiled_at_build_time(tmp_path):
+    """Issue 14, item 12: the build compiles the kernels, and they are valid in another directory
+    (cache files are named by module, not by the absolute path numba would hash)."""
+    site = _installed_copy(tmp_path)
+    cache = tmp_path / "cache"
+    run, prover_compiled = _first_run(site, cache)
+    assert (run.returncode, run.stdout) == (0, "Nodes searched: 720\n")
+    assert run.stderr == ""  # no "compiling ... (first run only)" notice: nothing compiled
+    assert prover_compiled == "True"
+    version = next((cache / "numba").iterdir())
+    assert {path.name for path in version.iterdir()} >= {"engines.uttt", "engines.duck",
+                                                          "engines.connect4"}
+
+
+def test_without_the_prebuilt_code_a_first_run_compiles_and_says_so(tmp_path):
+    site = _installed_copy(tmp_path)
+    run, prover_compiled = _first_run(site, tmp_path / "cache", **{NO_PREBUILT: "1"})
+    assert (run.returncode, run.stdout) == (0, "Nodes searched: 720\n")
+    assert "compiling the uttt perft (first run only)" in run.stderr
+    assert prover_compiled == "False"
