@@ -136,15 +136,27 @@ def has_prebuilt_code() -> bool:
 
 
 def _seed_from_prebuilt(version_dir: Path, prebuilt: Path) -> None:
-    """Copy the package's prebuilt code for this source version into a version directory that
-    has none yet (a first run after installing). A copy that fails half way only leaves kernels
-    to compile."""
-    if os.environ.get(NO_PREBUILT) or not prebuilt.is_dir() or any(version_dir.iterdir()):
+    """Fill a version directory that has nothing yet (a first run after installing) with the
+    package's prebuilt code for this source version. Engines started together share the cache
+    (cutechess-cli starts both players at once), so the code is copied beside it and renamed
+    into place whole: another process sees all of it or none, and the loser of a race drops its
+    copy. Any failure only leaves kernels to compile."""
+    if os.environ.get(NO_PREBUILT) or not prebuilt.is_dir() or _has_entries(version_dir):
         return
     try:
-        shutil.copytree(prebuilt, version_dir, dirs_exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{version_dir.name}-", dir=version_dir.parent))
+    except OSError:
+        return
+    try:
+        shutil.copytree(prebuilt, staging, dirs_exist_ok=True)
+        os.rename(staging, version_dir)  # replaces the directory only while it is still empty
     except (OSError, shutil.Error):
-        pass
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def _has_entries(directory: Path) -> bool:
+    """Whether `directory` holds anything besides another process's writability probe."""
+    return any(not path.name.startswith(".probe-") for path in directory.iterdir())
 
 
 def user_numba_directory() -> None:

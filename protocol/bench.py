@@ -72,10 +72,15 @@ def _table_start(header, out: TextIO) -> None:
 
 
 def _print_table(header, rows, out: TextIO) -> None:
-    print(_table_row(header, header), file=out)
-    print(_separator(header), file=out)
-    for row in rows:
-        print(_table_row(row, header), file=out)
+    """A table printed whole, its columns as wide as their widest cell."""
+    widths = [max([_width(i, title)] + [len(row[i]) for row in rows])
+              for i, title in enumerate(header)]
+    for row in [header, None, *rows]:
+        if row is None:
+            print("|" + "|".join("-" * (width + 2) for width in widths) + "|", file=out)
+        else:
+            print("| " + " | ".join(cell.ljust(width) for cell, width in zip(row, widths)) + " |",
+                  file=out)
 
 
 # --- Connect Four ------------------------------------------------------------------------------

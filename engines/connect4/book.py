@@ -71,12 +71,18 @@ class Book:
     @classmethod
     def from_entries(cls, width, height, depths, keys, scores) -> "Book":
         keys = np.asarray(keys, dtype=np.uint64)
-        order = np.argsort(keys, kind="stable")
-        keys = keys[order]
-        scores = np.asarray(scores, dtype=np.int64)[order]
+        stored = np.asarray(scores, dtype=np.int64) + 128
+        if keys.size and int(keys.max()) < 1 << 56 and 0 <= stored.min() and stored.max() < 256:
+            # one sort of each key with its score in the low byte: a sort is several times
+            # faster than an argsort (BitBully's 4.2 million entries: 0.1 s against 0.5 s)
+            packed = np.sort(keys << np.uint64(8) | stored.astype(np.uint64))
+            keys, stored = packed >> np.uint64(8), packed & np.uint64(255)
+        else:
+            order = np.argsort(keys, kind="stable")
+            keys, stored = keys[order], stored[order].astype(np.uint64)
         if keys.size and np.any(keys[1:] == keys[:-1]):
             raise ValueError("book has duplicate keys")
-        array = np.concatenate([keys, (scores + 128).astype(np.uint64)])
+        array = np.concatenate([keys, stored])
         return cls(width, height, sum(1 << d for d in set(depths)), array)
 
     @classmethod

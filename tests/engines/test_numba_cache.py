@@ -52,9 +52,14 @@ def _installed_copy(tmp_path: Path) -> Path:
     return site
 
 
-def _first_run(site: Path, cache: Path, **extra_env: str):
+def _installed_env(site: Path, cache: Path, **extra_env: str) -> dict:
     env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_CACHE_DIR", NO_PREBUILT)}
     env.update(MALLARD_CACHE=str(cache), PYTHONPATH=str(site), **extra_env)
+    return env
+
+
+def _first_run(site: Path, cache: Path, **extra_env: str):
+    env = _installed_env(site, cache, **extra_env)
     where = subprocess.run([sys.executable, "-c", "import engines; print(engines.__file__)"],
                            capture_output=True, text=True, env=env, cwd=site, timeout=120)
     assert Path(where.stdout.strip()).parent == site / "engines", where.stderr
@@ -87,3 +92,18 @@ def test_without_the_prebuilt_code_a_first_run_compiles_and_says_so(tmp_path):
     assert (run.returncode, run.stdout) == (0, "Nodes searched: 720\n")
     assert "compiling the uttt perft (first run only)" in run.stderr
     assert prover_compiled == "False"
+
+
+def test_engines_started_together_on_a_new_cache_both_load_the_prebuilt_code(tmp_path):
+    """cutechess-cli starts both players at once: each must see the prebuilt code whole (a
+    half-copied file would be taken for damage, and the cache removed under the other)."""
+    site = _installed_copy(tmp_path)
+    env = _installed_env(site, tmp_path / "cache")
+    players = [subprocess.Popen([sys.executable, "-m", "protocol.cli", "perft", "uttt", "2"],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                env=env, cwd=site) for _ in range(3)]
+    for player in players:
+        out, err = player.communicate(timeout=600)
+        assert (player.returncode, out, err) == (0, "Nodes searched: 720\n", "")
+    assert [path.name for path in (tmp_path / "cache" / "numba").iterdir()] == \
+        [engines._numba_cache_dir().name]  # no copy left beside it
