@@ -10,7 +10,8 @@ window around the previous depth's score, re-searched with a window widened on t
 failed until the score falls inside, the other lines with the full window. After each line the
 remaining moves are sorted by value; each finished depth is reported line by line through
 `on_info`. A watchdog thread (`engines.watchdog`) turns the caller's stop flag and the deadline
-into the root search's own stop request; a node limit is the kernels' own (`count_node`).
+into the root search's own stop request; the kernels also read the deadline themselves and keep
+the node limit (`count_node`).
 
 Invariants:
 - Scores are the kernels' integers from the side to move (`engines.search_common`): a value
@@ -32,7 +33,17 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from engines.base import Limits, Score, SearchInfo
-from engines.search_common import C_ABORTED, C_NODES, C_SELDEPTH, INF, MATE, widened_window
+from engines.search_common import (
+    C_ABORTED,
+    C_NODES,
+    C_SELDEPTH,
+    INF,
+    MATE,
+    STOP_DEADLINE,
+    STOP_FLAG,
+    kernel_deadline,
+    widened_window,
+)
 from engines.timeman import move_budget_ms
 from engines.watchdog import Watchdog, elapsed_ms
 
@@ -70,7 +81,7 @@ class RootSearch(abc.ABC):
         return int(self.ctx[C_SELDEPTH])
 
     def request_stop(self) -> None:
-        self.stop[0] = 1
+        self.stop[STOP_FLAG] = 1
 
     @abc.abstractmethod
     def depth_for_mate(self, mate: int) -> int:
@@ -142,10 +153,11 @@ def deepen(root: RootSearch, position, limits: Limits, moves: np.ndarray, starte
     found = Deepening()
     watchdog = Watchdog(root.request_stop, stop_flag, deadline)
     watchdog.start()
+    root.stop[STOP_DEADLINE] = kernel_deadline(deadline)
     try:
         root.order(moves)
         for depth in range(1, max_depth + 1):
-            if depth > 1 and (root.stop[0] or root.aborted or (
+            if depth > 1 and (root.stop[STOP_FLAG] or root.aborted or (
                     soft_ms is not None and elapsed_ms(searching) > soft_ms)):
                 break
             unstoppable = root.finish_first_depth and depth == 1
@@ -183,8 +195,9 @@ def deepen(root: RootSearch, position, limits: Limits, moves: np.ndarray, starte
             if abs(found.value) > root.mate_bound and depth >= MATE - abs(found.value):
                 break  # a forced result no deeper search can change
     finally:
+        root.stop[STOP_DEADLINE] = 0
         watchdog.finish()
-    found.stopped = root.aborted or bool(root.stop[0])
+    found.stopped = root.aborted or bool(root.stop[STOP_FLAG])
     return found
 
 

@@ -7,8 +7,11 @@ every score within (-INF, INF). `to_score` turns one into an `engines.base.Score
 
 The context header: every alpha-beta search's `ctx` array starts with C_NODES, C_ABORTED,
 C_NODE_LIMIT and C_SELDEPTH (what `count_node` and the driver, `engines.driver`, read).
-`count_node` counts a node and, every `poll_mask + 1` nodes, polls the caller's stop array and
-the node limit (the kernels run with the GIL released; an aborted search returns at once).
+`count_node` counts a node and, every `poll_mask + 1` nodes, polls the stop array and the node
+limit (the kernels run with the GIL released; an aborted search returns at once). The stop array
+(`new_stop_array`) holds a flag another thread raises and a deadline on the monotonic clock in
+nanoseconds (0: none) that the kernel reads itself: a watchdog thread that must first win the GIL
+and a core was seen firing 45 ms late on a loaded machine, a clock read costs 30 ns.
 
 Mate scores in a transposition table: a search stores a mate score as the distance from the
 stored node (not from the root), so the same entry is right at any ply; `score_to_table` and
@@ -17,24 +20,64 @@ windows: `widened_window` opens a failed window on the side it failed, by a grow
 Move ordering: `pick_best` is the selection step over a move list and its sort keys.
 """
 
+import sys
 from typing import Optional
 
-from numba import njit
+import numpy as np
+from llvmlite import ir
+from numba import njit, types
+from numba.core import cgutils
+from numba.extending import intrinsic
 
 from engines.base import Score
 
 INF = 32000
 MATE = 30000
 C_NODES, C_ABORTED, C_NODE_LIMIT, C_SELDEPTH = range(4)
+STOP_FLAG, STOP_DEADLINE = range(2)
+# time.perf_counter is CLOCK_MONOTONIC on Linux; elsewhere the kernels leave the clock to the
+# watchdog (their deadline stays 0)
+KERNEL_CLOCK = sys.platform.startswith("linux")
+CLOCK_MONOTONIC = 1
+
+
+def new_stop_array() -> np.ndarray:
+    return np.zeros(2, dtype=np.int64)
+
+
+def kernel_deadline(deadline: Optional[float]) -> int:
+    """A `time.perf_counter()` deadline as the stop array's STOP_DEADLINE (0: none)."""
+    if deadline is None or not KERNEL_CLOCK:
+        return 0
+    return max(1, int(deadline * 1e9))
+
+
+@intrinsic
+def monotonic_ns(typingctx):
+    """clock_gettime(CLOCK_MONOTONIC) in nanoseconds (0 where the kernels keep no clock)."""
+    def codegen(context, builder, signature, args):
+        i64, i32 = ir.IntType(64), ir.IntType(32)
+        if not KERNEL_CLOCK:
+            return i64(0)
+        timespec = ir.LiteralStructType([i64, i64])
+        slot = cgutils.alloca_once(builder, timespec)
+        clock_gettime = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(i32, [i32, timespec.as_pointer()]), "clock_gettime")
+        builder.call(clock_gettime, [i32(CLOCK_MONOTONIC), slot])
+        seconds = builder.load(cgutils.gep_inbounds(builder, slot, 0, 0))
+        nanoseconds = builder.load(cgutils.gep_inbounds(builder, slot, 0, 1))
+        return builder.add(builder.mul(seconds, i64(1_000_000_000)), nanoseconds)
+    return types.int64(), codegen
 
 
 @njit(cache=True, nogil=True)
 def count_node(ctx, stop, poll_mask):
     """Count one node; every poll_mask + 1 nodes (poll_mask is 2^k - 1) set ctx[C_ABORTED] when
-    the caller's stop flag is up or the node limit (0: none) is reached."""
+    the stop flag is up, the deadline has passed or the node limit (0: none) is reached."""
     ctx[C_NODES] += 1
     if (ctx[C_NODES] & poll_mask) == 0:
-        if stop[0] != 0 or (ctx[C_NODE_LIMIT] > 0 and ctx[C_NODES] >= ctx[C_NODE_LIMIT]):
+        if stop[STOP_FLAG] != 0 or (ctx[C_NODE_LIMIT] > 0 and ctx[C_NODES] >= ctx[C_NODE_LIMIT]) \
+                or (stop[STOP_DEADLINE] != 0 and monotonic_ns() >= stop[STOP_DEADLINE]):
             ctx[C_ABORTED] = 1
 
 

@@ -33,7 +33,16 @@ from engines.duck.board import (
 )
 from engines.duck.evaluation import TERM_MOBILITY, TERM_PAWNS
 from engines.duck.rules import DEFAULT_HASH_MB, MAX_HASH_MB
-from engines.search_common import C_ABORTED, C_NODE_LIMIT, C_NODES, C_SELDEPTH, INF, to_score
+from engines.search_common import (
+    C_ABORTED,
+    C_NODE_LIMIT,
+    C_NODES,
+    C_SELDEPTH,
+    INF,
+    STOP_FLAG,
+    new_stop_array,
+    to_score,
+)
 from engines.tables import hashfull, install_hash_table
 from engines.timeman import clock_start, deadline
 from engines.watchdog import elapsed_ms
@@ -53,7 +62,7 @@ class SearchBuffers:
         self.order = np.zeros(MAX_PLY * MAX_MOVES, dtype=np.int64)
         self.ex = np.zeros(MAX_PLY * SK.EX_STRIDE, dtype=np.int64)
         self.ctx = np.zeros(SK.CTX_SIZE, dtype=np.int64)
-        self.stop = np.zeros(1, dtype=np.int64)
+        self.stop = new_stop_array()
         self.set_hash(hash_mb)
 
     def set_hash(self, hash_mb: int) -> None:
@@ -78,7 +87,7 @@ class SearchBuffers:
         self.ctx[SK.C_QUIESCENCE_PLY_LIMIT] = quiescence_ply_limit
         self.ctx[SK.C_TT_SAME_DEPTH] = int(same_depth_only)
         self.ctx[SK.C_EVAL_TERMS] = eval_terms
-        self.stop[0] = 0
+        self.stop[STOP_FLAG] = 0
         SK.reset_lists(self.ex)
 
     def root(self, state, depth, alpha, beta, root_moves, values, ducks) -> int:

@@ -35,7 +35,16 @@ import numpy as np
 from engines import compile_cache
 from engines.base import GameError, Limits, Score, Searcher, SearchInfo, SearchResult
 from engines.driver import RootSearch, deepen
-from engines.search_common import C_ABORTED, C_NODE_LIMIT, C_NODES, C_SELDEPTH, MATE, to_score
+from engines.search_common import (
+    C_ABORTED,
+    C_NODE_LIMIT,
+    C_NODES,
+    C_SELDEPTH,
+    MATE,
+    STOP_FLAG,
+    new_stop_array,
+    to_score,
+)
 from engines.tables import check_hash_mb, hashfull, install_hash_table
 from engines.timeman import clock_start, deadline, move_budget_ms
 from engines.uttt import kernels as K
@@ -113,8 +122,8 @@ class SearchBuffers:
         self.pv = np.zeros((SK.MAX_PLY + 2, SK.MAX_PLY + 3), dtype=np.int64)
         self.ctx = np.zeros(SK.CTX_SIZE, dtype=np.int64)
         self.ctx[SK.C_LMR] = 1
-        self.stop = np.zeros(1, dtype=np.int64)
-        self.never = np.zeros(1, dtype=np.int64)  # the flag of the unstoppable first iteration
+        self.stop = new_stop_array()
+        self.never = new_stop_array()  # the stop array of the unstoppable first iteration
         self.set_hash(hash_mb)
 
     def set_hash(self, hash_mb: int) -> None:
@@ -136,7 +145,7 @@ class SearchBuffers:
         self.ctx[C_NODE_LIMIT] = node_limit
         self.ctx[SK.C_GEN] = (self.ctx[SK.C_GEN] + 1) & 0x3F
         SK.age_history(self.ctx)
-        self.stop[0] = 0
+        self.stop[STOP_FLAG] = 0
 
     def root(self, depth: int, alpha: int, beta: int, root_moves: np.ndarray,
              values: np.ndarray, stoppable: bool = True) -> int:
