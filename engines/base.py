@@ -22,6 +22,7 @@ Invariants:
 from __future__ import annotations
 
 import abc
+import os
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Optional, Sequence
 
@@ -66,6 +67,7 @@ class GameResult:
         return {0: "1-0", 1: "0-1", None: "1/2-1/2"}[self.winner]
 
 
+MAX_THREADS = os.cpu_count() or 1  # the `Threads` options' maximum: one search thread per core
 LIMIT_MAX = 1 << 40  # larger times, depths and node counts mean "no limit" (34 years in ms)
 
 

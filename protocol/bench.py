@@ -85,10 +85,12 @@ def _print_table(header, rows, out: TextIO) -> None:
 
 # --- Connect Four ------------------------------------------------------------------------------
 
-def bench_connect4(sets, limit, use_book, weak, reference, out: TextIO = sys.stdout) -> int:
+def bench_connect4(sets, limit, use_book, weak, reference, out: TextIO = sys.stdout,
+                   threads: int = 1) -> int:
     book = connect4_bench.bench_book(use_book)
-    records = connect4_bench.solve_test_sets(sets, limit, book, weak)
-    mode = ("weak" if weak else "strong") + (", book" if book is not None else ", no book")
+    records = connect4_bench.solve_test_sets(sets, limit, book, weak, threads)
+    mode = ("weak" if weak else "strong") + (", book" if book is not None else ", no book") + \
+        (f", {threads} threads" if threads > 1 else "")
     out.write(f"# mallard bench connect4 ({mode}, fresh table per position)\n")
     out.write(_machine_line())
     header = ["set", "positions", "correct", "mean", "median", "max", "mean nodes", "Mnodes/s"]

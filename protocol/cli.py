@@ -20,6 +20,7 @@ import sys
 from typing import Iterator, Optional
 
 from engines import DEFAULT_GAMES, GAMES, compile_cache, find_game, game_names, get_game
+from engines.base import MAX_THREADS
 from engines.connect4.testsets import TEST_SETS
 from engines.workpool import LocalPool, WorkPool
 from protocol import VERSION, print_notice
@@ -164,14 +165,15 @@ def _solve(args) -> int:
 
     return solve.run(sys.stdin, sys.stdout, sys.stderr, weak=args.weak, analyze=args.analyze,
                      book=not args.no_book, stats=args.stats, width=args.width,
-                     height=args.height, hash_mb=args.hash)
+                     height=args.height, hash_mb=args.hash, threads=args.threads)
 
 
 def _bench(args) -> int:
     from protocol.bench import bench_connect4
 
     sets = args.set or list(TEST_SETS)
-    return bench_connect4(sets, args.limit, not args.no_book, args.weak, args.reference)
+    return bench_connect4(sets, args.limit, not args.no_book, args.weak, args.reference,
+                          threads=args.threads)
 
 
 def _perft(args) -> int:
@@ -347,6 +349,8 @@ def _add_solve(commands) -> None:
     solve.add_argument("--height", type=positive_int, default=6, help="board height")
     solve.add_argument("--hash", type=positive_int, default=128, metavar="MB",
                        help="transposition table size in MB")
+    solve.add_argument("--threads", type=up_to(MAX_THREADS), default=1,
+                       help=f"search threads sharing the table (1 to {MAX_THREADS}, the cores)")
     solve.set_defaults(run=_solve)
 
 
@@ -375,6 +379,8 @@ def _add_connect4_bench(benchmarks) -> None:
     c4.add_argument("--limit", type=positive_int,
                     help="first N positions of each set (default all, Begin-Hard 100)")
     c4.add_argument("--no-book", action="store_true", help="solve without the opening book")
+    c4.add_argument("--threads", type=up_to(MAX_THREADS), default=1,
+                    help=f"search threads (1 to {MAX_THREADS}, the cores)")
     c4.add_argument("--weak", action="store_true", help="weak solve (win/draw/loss only)")
     c4.add_argument("--reference", choices=["bitbully"], type=installed("bitbully", "bench"),
                     help="time BitBully in the same run")

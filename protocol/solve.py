@@ -20,10 +20,10 @@ from engines.connect4.solver import Solver
 
 def run(stdin: TextIO, stdout: TextIO, stderr: TextIO, *, weak: bool = False,
         analyze: bool = False, book: bool = True, stats: bool = False, width: int = 7,
-        height: int = 6, hash_mb: int = 128) -> int:
+        height: int = 6, hash_mb: int = 128, threads: int = 1) -> int:
     game = Connect4Game(width, height)
     compile_cache.announce_compile("cfour")
-    solver = Solver(width, height, hash_mb=hash_mb,
+    solver = Solver(width, height, hash_mb=hash_mb, threads=threads,
                     book=default_book(width, height) if book else None)
     for number, raw in enumerate(stdin, 1):
         line = raw.strip()

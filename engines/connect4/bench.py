@@ -63,11 +63,12 @@ def bench_book(use_book: bool) -> Optional[Book]:
 
 
 def solve_test_sets(sets: Iterable[str], limit: Optional[int], book: Optional[Book],
-                    weak: bool) -> Iterator[SolvedSet]:
+                    weak: bool, threads: int = 1) -> Iterator[SolvedSet]:
     """Each set (its first `limit` positions, by default all but Begin-Hard's first 100)
-    solved with a fresh table per position, probing `book` (see `bench_book`)."""
+    solved with a fresh table per position, probing `book` (see `bench_book`), on `threads`
+    threads."""
     game = Connect4Game()
-    solver = Solver(book=book)
+    solver = Solver(book=book, threads=threads)
     solver.solve(game.parse_sequence(WARM_UP_MOVES))  # compile outside the timings
     for name in sets:
         pairs = load(name, limit if limit is not None else DEFAULT_LIMITS.get(name))

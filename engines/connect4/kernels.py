@@ -8,11 +8,17 @@ stones, both uint64. `cur + mask` is a unique key (the additions never carry acr
 Scores (Pascal Pons' convention) are from the side to move: a side winning with the move played
 after `n` stones scores (W*H + 1 - n) // 2, a loss is the negation, a draw 0.
 
-All state travels in three arrays, because numba passes every array field on every recursive
+All state travels in arrays, because numba passes every array field on every recursive
 call: `ctx` (int64) holds the counters, the options, the stop flag, the board geometry (bit masks
 stored as int64 bit patterns) and the per-ply move-order buffer (C_* indices); `tt` (uint64, 2*N
-words) holds the key, then `generation << 32 | (lower + 128) << 8 | (upper + 128)`, so bumping the
-generation empties the table in O(1); `book` (uint64) holds n sorted canonical keys followed by
+words) holds the key XOR the data word, then the data `generation << 32 | (lower + 128) << 8 |
+(upper + 128)`, so bumping the generation empties the table in O(1). Threads share one table
+without locks (`Solver` with threads > 1): each word is written whole, and a slot whose two words
+come from different writes fails the XOR check and reads as empty, so a probe never returns
+another position's bounds. `busy` (uint64, BUSY_SLOTS words, shared the same way) holds the
+keys of positions some thread is searching, when ctx[C_BUSY_MASK] is set: a child found there
+is searched after its siblings (a hint only: a lost or stale mark costs time, never
+correctness). `book` (uint64) holds n sorted canonical keys followed by
 their n scores biased by +128. Searches poll ctx[C_STOP] every 4096 nodes and unwind with
 ctx[C_ABORTED] = 1.
 """
@@ -28,7 +34,7 @@ U0 = np.uint64(0)
 
 # ctx indices: counters and options
 C_NODES, C_ABORTED, C_NODE_LIMIT, C_GEN, C_BOOK_DEPTHS, C_ETC_EMPTY, C_PVS = 0, 1, 2, 3, 4, 5, 6
-C_TT_BITS, C_STOP, C_BOOK_SIZE = 7, 8, 9
+C_TT_BITS, C_STOP, C_BOOK_SIZE, C_BUSY_MASK = 7, 8, 9, 10
 # ctx indices: geometry
 C_W, C_H, C_BOTTOM, C_BOARD, C_AREA, C_FOUR_WIDE = 16, 17, 18, 19, 20, 21
 C_ORDER = 32       # W entries: columns from the centre outwards
@@ -36,6 +42,10 @@ C_COLUMN = 64      # W entries: mask of every cell of column c
 C_MOVE_BUFFER = 96  # 2 * (area + 1) * W entries: per ply the sorted moves, then each column's threats
 
 ABORT_POLL_MASK = 4095
+# threads defer a child another thread is searching only with this many empty cells or more:
+# nearer the leaves a subtree costs less than the bookkeeping
+BUSY_MIN_EMPTY = 12
+BUSY_SLOTS = 1 << 14  # the shared table of positions being searched (`busy`)
 UNKNOWN = -1000  # analysis value of a full column; book miss
 UNKNOWN_THREATS = np.uint64(0xFFFFFFFFFFFFFFFF)  # winning cells never include sentinel bits
 NEVER = 1 << 30
@@ -226,8 +236,8 @@ def _slot(key, bits):
 def tt_probe(tt, key, ctx):
     """(lower, upper) bounds stored for `key` in this generation, else (-128, 127)."""
     i = _slot(key, ctx[C_TT_BITS]) * 2
-    if tt[i] == key:
-        data = tt[i + 1]
+    data = tt[i + 1]
+    if tt[i] ^ data == key:
         if np.int64(data >> np.uint64(32)) == ctx[C_GEN]:
             return (np.int64((data >> np.uint64(8)) & np.uint64(255)) - 128,
                     np.int64(data & np.uint64(255)) - 128)
@@ -238,8 +248,8 @@ def tt_probe(tt, key, ctx):
 def tt_store(tt, key, lower, upper, ctx):
     """Store bounds for `key`, keeping the tighter of old and new when the key is already there."""
     i = _slot(key, ctx[C_TT_BITS]) * 2
-    if tt[i] == key:
-        data = tt[i + 1]
+    data = tt[i + 1]
+    if tt[i] ^ data == key:
         if np.int64(data >> np.uint64(32)) == ctx[C_GEN]:
             old_lower = np.int64((data >> np.uint64(8)) & np.uint64(255)) - 128
             old_upper = np.int64(data & np.uint64(255)) - 128
@@ -247,9 +257,10 @@ def tt_store(tt, key, lower, upper, ctx):
                 lower = old_lower
             if old_upper < upper:
                 upper = old_upper
-    tt[i] = key
-    tt[i + 1] = ((np.uint64(ctx[C_GEN]) << np.uint64(32)) | (np.uint64(lower + 128) << np.uint64(8))
-                 | np.uint64(upper + 128))
+    data = ((np.uint64(ctx[C_GEN]) << np.uint64(32)) | (np.uint64(lower + 128) << np.uint64(8))
+            | np.uint64(upper + 128))
+    tt[i] = key ^ data
+    tt[i + 1] = data
 
 
 @njit(cache=True, nogil=True)
@@ -265,7 +276,7 @@ def move_priority(threats, opponent_threats):
 # Without numba's reference counting: negamax allocates nothing, and counting the arrays on every
 # call was costly (with the helpers inlined, dropping it took us from 5.9 to 7-8 Mnodes/s).
 @njit(cache=True, nogil=True, _nrt=False)
-def negamax(cur, mask, moves, alpha, beta, ctx, tt, book, opponent_threats):
+def negamax(cur, mask, moves, alpha, beta, ctx, tt, book, busy, opponent_threats):
     """Score of a position where the side to move cannot win at once, within (alpha, beta).
 
     `opponent_threats` is the opponent's `winning_cells` when the caller knows it, else UNKNOWN_THREATS.
@@ -330,6 +341,8 @@ def negamax(cur, mask, moves, alpha, beta, ctx, tt, book, opponent_threats):
         if move != U0:
             prefetch(tt, _slot(opponent + (mask | move), bits) * 2)
     use_etc = area - moves >= ctx[C_ETC_EMPTY]
+    # threads (ABDADA): a child another thread is searching waits for a second pass
+    busy_mask = ctx[C_BUSY_MASK] if area - moves >= BUSY_MIN_EMPTY else 0
     row = C_MOVE_BUFFER + moves * width
     row_threats = C_MOVE_BUFFER + (area + 1 + moves) * width
     single = (candidates & (candidates - U1)) == U0
@@ -361,10 +374,22 @@ def negamax(cur, mask, moves, alpha, beta, ctx, tt, book, opponent_threats):
                 tt_store(tt, key, -child_upper, 127, ctx)
                 return -child_upper
 
-    for n in range(count):
+    deferred = 0
+    for step in range(2 * count if busy_mask != 0 else count):
+        n = step if step < count else step - count
+        if step >= count and (deferred >> n) & 1 == 0:
+            continue
         column = ctx[row + n] & 63
         move = candidates & _bits(ctx, C_COLUMN + column)
         child_mask = mask | move
+        child_slot = 0
+        if busy_mask != 0:
+            child_key = opponent + child_mask
+            child_slot = np.int64(child_key) & busy_mask
+            if step < count and n > 0 and busy[child_slot] == child_key:
+                deferred |= 1 << n
+                continue
+            busy[child_slot] = child_key
         known = UNKNOWN_THREATS if single else np.uint64(ctx[row_threats + column])
         # PVS: after the first move a null window, searched again in full when it fails high
         # inside (alpha, beta).
@@ -374,12 +399,14 @@ def negamax(cur, mask, moves, alpha, beta, ctx, tt, book, opponent_threats):
         child_beta = -alpha
         while True:
             score = -negamax(opponent, child_mask, moves + 1, child_alpha, child_beta, ctx, tt,
-                             book, known)
+                             book, busy, known)
             if not null_window or score <= alpha or score >= beta:
                 break
             null_window = False
             child_alpha = -beta
             child_beta = -score
+        if busy_mask != 0 and busy[child_slot] == opponent + child_mask:
+            busy[child_slot] = U0
         if ctx[C_ABORTED] != 0:
             return 0
         if score >= beta:
@@ -423,7 +450,7 @@ def score_range(cur, mask, moves, ctx):
 
 
 @njit(cache=True, nogil=True)
-def solve_position(cur, mask, moves, weak, ctx, tt, book):
+def solve_position(cur, mask, moves, weak, ctx, tt, book, busy):
     """Exact score (weak: a value whose sign is exact) of a non-terminal position.
 
     Narrows [min, max] with null-window searches that probe near zero first (Pons' scheme).
@@ -436,10 +463,10 @@ def solve_position(cur, mask, moves, weak, ctx, tt, book):
         lo = -1
         hi = 1
     if ctx[C_PVS] != 0 and not weak:
-        return negamax(cur, mask, moves, lo, hi, ctx, tt, book, UNKNOWN_THREATS)
+        return negamax(cur, mask, moves, lo, hi, ctx, tt, book, busy, UNKNOWN_THREATS)
     while lo < hi:
         med = next_probe(lo, hi)
-        r = negamax(cur, mask, moves, med, med + 1, ctx, tt, book, UNKNOWN_THREATS)
+        r = negamax(cur, mask, moves, med, med + 1, ctx, tt, book, busy, UNKNOWN_THREATS)
         if ctx[C_ABORTED] != 0:
             return 0
         if r <= med:
@@ -450,7 +477,7 @@ def solve_position(cur, mask, moves, weak, ctx, tt, book):
 
 
 @njit(cache=True, nogil=True)
-def analyze_position(cur, mask, moves, weak, ctx, tt, book, out):
+def analyze_position(cur, mask, moves, weak, ctx, tt, book, busy, out):
     """Score of each column into `out` (UNKNOWN for a full column); stops early when aborted."""
     area = ctx[C_AREA]
     width = ctx[C_W]
@@ -467,6 +494,7 @@ def analyze_position(cur, mask, moves, weak, ctx, tt, book, out):
         elif moves + 1 >= area:
             out[c] = 0
         else:
-            out[c] = -solve_position(cur ^ mask, mask | move, moves + 1, weak, ctx, tt, book)
+            out[c] = -solve_position(cur ^ mask, mask | move, moves + 1, weak, ctx, tt, book,
+                                     busy)
         if ctx[C_ABORTED] != 0:
             return

@@ -7,6 +7,13 @@ fresh table in O(1) (generation bump).
 The table is allocated and touched by `engines.tables` when the size is set (1..MAX_HASH_MB MB,
 and only what the machine's memory holds); a refused size keeps the old table.
 
+Threads: with `threads` > 1 every thread runs the same search (a solve or a null-window test),
+each with its own `ctx` (counters, move buffers, stop flag), all sharing the one lock-free table
+(see `kernels`) and a table of the positions being searched (`busy`): a thread that reaches a
+child another thread is searching leaves it for last (ABDADA), so the threads split the tree
+instead of racing down the same line. Whoever finishes first answers and stops the others;
+every answer is exact, whichever thread gives it, because every bound in the table is.
+
 Mate conversion: a score s > 0 means the side to move wins with its `mate_distance` -th move from
 now: `Score.mate(mate_distance)`; `Connect4Searcher.to_score` makes the Score of a solver score.
 """
@@ -35,12 +42,16 @@ class Solver:
     """Exact solver for one board size; one search at a time, `request_stop` from any thread."""
 
     def __init__(self, width: int = 7, height: int = 6, hash_mb: int = DEFAULT_HASH_MB,
-                 book=None, etc_empty: int = ETC_MIN_EMPTY, pvs: bool = False):
+                 book=None, etc_empty: int = ETC_MIN_EMPTY, pvs: bool = False, threads: int = 1):
         self.width, self.height = width, height
         self.area = width * height
         self.ctx = K.make_context(width, height)
         self.ctx[K.C_ETC_EMPTY] = etc_empty
         self.ctx[K.C_PVS] = int(pvs)
+        self.threads = max(1, int(threads))
+        self._helpers: list[np.ndarray] = []  # the helper threads' ctx during a search
+        self._stop_requested = False  # by `request_stop`, not by a thread that finished first
+        self.busy = np.zeros(K.BUSY_SLOTS, dtype=np.uint64)  # positions the threads search now
         self.scores = np.zeros(width, dtype=np.int64)
         self.set_hash(hash_mb)
         self.set_book(book)
@@ -78,7 +89,10 @@ class Solver:
 
     def request_stop(self) -> None:
         """Ask the running search to unwind (safe from another thread)."""
+        self._stop_requested = True
         self.ctx[K.C_STOP] = 1
+        for ctx in list(self._helpers):
+            ctx[K.C_STOP] = 1
 
     @property
     def nodes(self) -> int:
@@ -93,6 +107,7 @@ class Solver:
         self.ctx[K.C_NODES] = 0
         self.ctx[K.C_ABORTED] = 0
         self.ctx[K.C_STOP] = 0
+        self._stop_requested = False
         self.ctx[K.C_NODE_LIMIT] = node_limit
 
     def _check(self, position: Connect4Position) -> None:
@@ -106,8 +121,9 @@ class Solver:
     def solve_bits(self, cur: int, mask: int, moves: int, weak: bool = False) -> int:
         """Score of a non-terminal position given as bitboards (the fastest entry point)."""
         self._start()
-        value = K.solve_position(np.uint64(cur), np.uint64(mask), moves, weak, self.ctx, self.tt,
-                                 self.book_array)
+        cur, mask = np.uint64(cur), np.uint64(mask)
+        value = self._together(cur, mask, moves, weak, lambda ctx: K.solve_position(
+            cur, mask, moves, weak, ctx, self.tt, self.book_array, self.busy))
         return _sign(value) if weak else value
 
     def solve(self, position: Connect4Position, weak: bool = False,
@@ -117,8 +133,9 @@ class Solver:
         self._start(node_limit)
         if position.moves == self.area:
             return 0
-        value = K.solve_position(np.uint64(position.cur), np.uint64(position.mask), position.moves,
-                                 weak, self.ctx, self.tt, self.book_array)
+        cur, mask, moves = np.uint64(position.cur), np.uint64(position.mask), position.moves
+        value = self._together(cur, mask, moves, weak, lambda ctx: K.solve_position(
+            cur, mask, moves, weak, ctx, self.tt, self.book_array, self.busy))
         if self.aborted:
             return None
         return _sign(value) if weak else value
@@ -131,7 +148,7 @@ class Solver:
         if position.moves == self.area:
             return [K.UNKNOWN] * self.width
         K.analyze_position(np.uint64(position.cur), np.uint64(position.mask), position.moves, weak,
-                           self.ctx, self.tt, self.book_array, self.scores)
+                           self.ctx, self.tt, self.book_array, self.busy, self.scores)
         if self.aborted:
             return None
         scores = [int(s) for s in self.scores]
@@ -150,9 +167,62 @@ class Solver:
         """One null-window search (value, value + 1) of a position where the side to move cannot
         win at once: a result <= value bounds the score from above, > value from below. None when
         stopped. Nodes add up until the next solve."""
-        result = K.negamax(np.uint64(position.cur), np.uint64(position.mask), position.moves, value,
-                           value + 1, self.ctx, self.tt, self.book_array, K.UNKNOWN_THREATS)
+        cur, mask, moves = np.uint64(position.cur), np.uint64(position.mask), position.moves
+        result = self._together(cur, mask, moves, False, lambda ctx: K.negamax(
+            cur, mask, moves, value, value + 1, ctx, self.tt, self.book_array, self.busy,
+            K.UNKNOWN_THREATS))
         return None if self.aborted else int(result)
+
+    def _together(self, cur, mask, moves: int, weak: bool, task: Callable[[np.ndarray], int]):
+        """`task(ctx)` run on this thread's ctx and on `threads - 1` helper threads' copies of it
+        at once (module docstring); the first to finish gives the value. Nodes add up over the
+        threads; aborted only when nobody finished. Node limits stay one-threaded."""
+        if self.threads == 1 or self.ctx[K.C_NODE_LIMIT] > 0:
+            return task(self.ctx)
+        self.ctx[K.C_BUSY_MASK] = K.BUSY_SLOTS - 1
+        helpers = [self._helper_ctx() for _ in range(1, self.threads)]
+        everyone = [self.ctx, *helpers]
+        answers: list[int] = []
+        lock = threading.Lock()
+
+        def run(ctx, work):
+            value = work(ctx)
+            if ctx[K.C_ABORTED] == 0:
+                with lock:
+                    answers.append(int(value))
+            for other in everyone:  # the first to finish stops the rest
+                if other is not ctx:
+                    other[K.C_STOP] = 1
+
+        self._helpers = helpers
+        if self.ctx[K.C_STOP]:  # a stop that came before the helpers existed
+            for ctx in helpers:
+                ctx[K.C_STOP] = 1
+        workers = [threading.Thread(target=run, args=(ctx, task), daemon=True)
+                   for ctx in helpers]
+        for worker in workers:
+            worker.start()
+        try:
+            run(self.ctx, task)
+        finally:
+            for worker in workers:
+                worker.join()
+            self._helpers = []
+            self.ctx[K.C_BUSY_MASK] = 0
+        self.ctx[K.C_NODES] += sum(int(ctx[K.C_NODES]) for ctx in helpers)
+        self.ctx[K.C_STOP] = 0  # a helper's stop: the search (its next test) goes on ...
+        if self._stop_requested:  # ... unless the caller's came (set before its flag: no race)
+            self.ctx[K.C_STOP] = 1
+        if not answers:
+            return 0
+        self.ctx[K.C_ABORTED] = 0
+        return answers[0]
+
+    def _helper_ctx(self) -> np.ndarray:
+        """A copy of this thread's ctx for a helper thread, its counters and flags cleared."""
+        ctx = self.ctx.copy()
+        ctx[K.C_NODES] = ctx[K.C_ABORTED] = ctx[K.C_STOP] = 0
+        return ctx
 
     def child_reaches(self, position: Connect4Position, column: int, score: int) -> bool:
         """Whether playing `column` scores at least `score` (one null-window test)."""
@@ -259,6 +329,10 @@ class Connect4Searcher(Searcher):
     def set_hash(self, hash_mb: int) -> None:
         """A fresh table of `hash_mb` MB (TableSizeError, the old one kept, when refused)."""
         self.solver.set_hash(hash_mb)
+
+    def set_threads(self, threads: int) -> None:
+        """Search with `threads` threads from the next search on (see `Solver`)."""
+        self.solver.threads = max(1, int(threads))
 
     def set_own_book(self, on: bool) -> None:
         """Whether searches probe the opening book (loaded at the next search)."""

@@ -2,6 +2,7 @@ import random
 import threading
 import time
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -155,6 +156,7 @@ def test_four_by_four_start_is_a_draw():
 
 def test_stop_from_another_thread_is_prompt():
     solver = Solver(hash_mb=16)
+    solver.solve(GAME.parse_sequence(load("End-Easy")[0][0]))  # the code loaded: a search is timed
     position = GAME.start_position()  # minutes of work without the book
     result = {}
 
@@ -314,3 +316,81 @@ def test_unfinished_solve_plays_what_the_table_proved(book_solver):
         assert exact[result.best_move] >= exact[heuristic], position.sequence()
         better += exact[result.best_move] > exact[heuristic]
     assert unfinished >= 20 and better >= 1
+
+
+# --- threads (lazy SMP over one lock-free table) -------------------------------------------------
+
+@pytest.mark.parametrize("name, step", [("Middle-Medium", 50), ("Begin-Medium", 100)])
+def test_threads_solve_the_published_scores(name, step):
+    solver = Solver(hash_mb=16, threads=3)  # more threads than cores: helpers interleave
+    for moves, expected in load(name)[::step]:
+        position = GAME.parse_sequence(moves)
+        solver.reset()
+        assert solver.solve(position) == expected, moves
+        solver.reset()
+        assert solver.solve(position, weak=True) == (expected > 0) - (expected < 0), moves
+
+
+@pytest.mark.parametrize("width, height, min_moves", [(5, 4, 4), (6, 5, 16)])
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_threads_on_small_boards_match_minimax(width, height, min_moves, data):
+    """A tiny table shared by two threads: slots are overwritten under each other all the time."""
+    game = Connect4Game(width, height)
+    position, columns = _random_position(data, game, min_moves, width * height - 1)
+    if position.is_over():
+        return
+    solver = Solver(width, height, hash_mb=1, threads=2)
+    truth = minimax(columns, width, height)
+    assert solver.solve(position) == truth
+    solver.reset()
+    low, high = solver.score_range(position)
+    if low < high:  # a null-window test answers on the right side of its value
+        value = solver.null_window(position, 0)
+        assert (value <= 0) == (truth <= 0)
+
+
+def test_a_slot_mixing_two_writes_reads_as_empty():
+    """Two threads storing into one slot can leave one's key word beside the other's data word:
+    the probe must not take that for either position's bounds."""
+    ctx = K.make_context(7, 6)
+    ctx[K.C_TT_BITS] = 1  # two slots: colliding keys are easy to find
+    tt = np.zeros(4, dtype=np.uint64)
+    keys = [np.uint64(k) for k in range(1, 200)]
+    first = keys[0]
+    second = next(k for k in keys[1:] if K._slot(k, 1) == K._slot(first, 1))
+    slot = K._slot(first, 1) * 2
+    K.tt_store(tt, first, 3, 5, ctx)
+    written_first = tt[slot:slot + 2].copy()
+    assert K.tt_probe(tt, first, ctx) == (3, 5)
+    K.tt_store(tt, second, -2, 7, ctx)
+    assert K.tt_probe(tt, second, ctx) == (-2, 7)
+    tt[slot] = written_first[0]  # the first write's key word, the second's data word
+    assert K.tt_probe(tt, first, ctx) == (-128, 127)
+    assert K.tt_probe(tt, second, ctx) == (-128, 127)
+
+
+def test_stop_reaches_every_thread_promptly():
+    solver = Solver(hash_mb=16, threads=2)
+    solver.solve(GAME.parse_sequence(load("End-Easy")[0][0]))  # the code loaded: a search is timed
+    result = {}
+    before = set(threading.enumerate())
+    thread = threading.Thread(target=lambda: result.update(value=solver.solve(
+        GAME.start_position())))
+    thread.start()
+    time.sleep(0.3)
+    asked = time.perf_counter()
+    solver.request_stop()
+    thread.join(5)
+    assert not thread.is_alive() and time.perf_counter() - asked < 0.05
+    assert result["value"] is None and solver.aborted
+    assert set(threading.enumerate()) <= before  # the helper threads were joined
+    assert not solver.busy.any()  # every thread took its marks back as it unwound
+
+
+def test_threads_take_back_their_marks():
+    solver = Solver(hash_mb=16, threads=2)
+    for moves, expected in load("Middle-Medium")[:20]:
+        solver.reset()
+        assert solver.solve(GAME.parse_sequence(moves)) == expected, moves
+        assert not solver.busy.any(), moves
