@@ -113,23 +113,30 @@ def _random_position(data, game, min_moves, max_moves):
 BOARDS = [(4, 4, 0), (5, 4, 4), (4, 5, 4), (6, 5, 16)]
 
 
-@pytest.mark.parametrize("width, height, min_moves", BOARDS)
+@pytest.mark.parametrize("width, height, min_moves, threads",
+                         [(*board, 1) for board in BOARDS] + [(5, 4, 4, 2), (6, 5, 16, 2)])
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
-def test_small_boards_match_minimax(width, height, min_moves, data):
+def test_small_boards_match_minimax(width, height, min_moves, threads, data):
+    """With 2 threads the table is tiny: they overwrite each other's slots all the time."""
     game = Connect4Game(width, height)
     position, columns = _random_position(data, game, min_moves, width * height - 1)
     if position.is_over():
         return
-    solver = _small_solver(width, height)
+    solver = _small_solver(width, height) if threads == 1 else \
+        Solver(width, height, hash_mb=1, threads=threads)
     solver.reset()
-    assert solver.solve(position) == minimax(columns, width, height)
+    truth = minimax(columns, width, height)
+    assert solver.solve(position) == truth
+    solver.reset()
+    low, high = solver.score_range(position)
+    if low < high:  # a null-window test answers on the right side of its value
+        assert (solver.null_window(position, 0) <= 0) == (truth <= 0)
     solver.reset()
     expected = move_scores(columns, width, height)
     assert solver.analyze(position) == [K.UNKNOWN if s is None else s for s in expected]
     solver.reset()
     weak = solver.solve(position, weak=True)
-    truth = minimax(columns, width, height)
     assert weak == (truth > 0) - (truth < 0)
     solver.reset()
     best = solver.best_move(position, solver.solve(position))
@@ -329,25 +336,6 @@ def test_threads_solve_the_published_scores(name, step):
         assert solver.solve(position) == expected, moves
         solver.reset()
         assert solver.solve(position, weak=True) == (expected > 0) - (expected < 0), moves
-
-
-@pytest.mark.parametrize("width, height, min_moves", [(5, 4, 4), (6, 5, 16)])
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(data=st.data())
-def test_threads_on_small_boards_match_minimax(width, height, min_moves, data):
-    """A tiny table shared by two threads: slots are overwritten under each other all the time."""
-    game = Connect4Game(width, height)
-    position, columns = _random_position(data, game, min_moves, width * height - 1)
-    if position.is_over():
-        return
-    solver = Solver(width, height, hash_mb=1, threads=2)
-    truth = minimax(columns, width, height)
-    assert solver.solve(position) == truth
-    solver.reset()
-    low, high = solver.score_range(position)
-    if low < high:  # a null-window test answers on the right side of its value
-        value = solver.null_window(position, 0)
-        assert (value <= 0) == (truth <= 0)
 
 
 def test_a_slot_mixing_two_writes_reads_as_empty():
