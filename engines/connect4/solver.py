@@ -122,7 +122,7 @@ class Solver:
         """Score of a non-terminal position given as bitboards (the fastest entry point)."""
         self._start()
         cur, mask = np.uint64(cur), np.uint64(mask)
-        value = self._together(cur, mask, moves, weak, lambda ctx: K.solve_position(
+        value = self._together(lambda ctx: K.solve_position(
             cur, mask, moves, weak, ctx, self.tt, self.book_array, self.busy))
         return _sign(value) if weak else value
 
@@ -134,7 +134,7 @@ class Solver:
         if position.moves == self.area:
             return 0
         cur, mask, moves = np.uint64(position.cur), np.uint64(position.mask), position.moves
-        value = self._together(cur, mask, moves, weak, lambda ctx: K.solve_position(
+        value = self._together(lambda ctx: K.solve_position(
             cur, mask, moves, weak, ctx, self.tt, self.book_array, self.busy))
         if self.aborted:
             return None
@@ -168,12 +168,12 @@ class Solver:
         win at once: a result <= value bounds the score from above, > value from below. None when
         stopped. Nodes add up until the next solve."""
         cur, mask, moves = np.uint64(position.cur), np.uint64(position.mask), position.moves
-        result = self._together(cur, mask, moves, False, lambda ctx: K.negamax(
+        result = self._together(lambda ctx: K.negamax(
             cur, mask, moves, value, value + 1, ctx, self.tt, self.book_array, self.busy,
             K.UNKNOWN_THREATS))
         return None if self.aborted else int(result)
 
-    def _together(self, cur, mask, moves: int, weak: bool, task: Callable[[np.ndarray], int]):
+    def _together(self, task: Callable[[np.ndarray], int]) -> int:
         """`task(ctx)` run on this thread's ctx and on `threads - 1` helper threads' copies of it
         at once (module docstring); the first to finish gives the value. Nodes add up over the
         threads; aborted only when nobody finished. Node limits stay one-threaded."""

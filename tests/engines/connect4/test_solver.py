@@ -325,7 +325,7 @@ def test_unfinished_solve_plays_what_the_table_proved(book_solver):
     assert unfinished >= 20 and better >= 1
 
 
-# --- threads (lazy SMP over one lock-free table) -------------------------------------------------
+# --- threads (one lock-free table, ABDADA) --------------------------------------------------------
 
 @pytest.mark.parametrize("name, step", [("Middle-Medium", 50), ("Begin-Medium", 100)])
 def test_threads_solve_the_published_scores(name, step):
