@@ -67,7 +67,7 @@ class GameResult:
         return {0: "1-0", 1: "0-1", None: "1/2-1/2"}[self.winner]
 
 
-MAX_THREADS = os.cpu_count() or 1  # the `Threads` options' maximum: one search thread per core
+MAX_THREADS = os.cpu_count() or 1  # `THREADS_OPTION`'s maximum: one search thread per core
 LIMIT_MAX = 1 << 40  # larger times, depths and node counts mean "no limit" (34 years in ms)
 
 
@@ -324,6 +324,12 @@ class Option:
         if self.type == "combo":
             text += "".join(f" var {choice}" for choice in self.choices)
         return text
+
+
+# the searchers' `Threads`, one search thread per core at most (each game's searcher has
+# `set_threads`)
+THREADS_OPTION = Option("Threads", "spin", 1, 1, MAX_THREADS,
+                        apply=lambda searcher, threads: searcher.set_threads(threads))
 
 
 class Game(abc.ABC):

@@ -21,14 +21,21 @@ Invariants:
   depth. A game whose `finish_first_depth` is set always finishes depth 1's first line
   (whatever stops the search), so that a stopped search still has a searched move.
 - Sorting is stable: moves of equal value keep their order (the previous depth's).
+
+Threads (lazy SMP): `deepen` may be given helpers, more RootSearch objects over the same position
+whose searches share the root's transposition table. Each helper deepens on a thread of its own
+(every other one a ply deeper, `depth_offset`, so that they do not walk in step) while the root
+search runs; what they find reaches the root only through the table. They are stopped and joined
+before `deepen` returns; the nodes reported are everyone's.
 """
 
 from __future__ import annotations
 
 import abc
+import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
@@ -64,6 +71,7 @@ class RootSearch(abc.ABC):
     finish_first_depth: bool = False
     # on a clock (no fixed move time): no new depth once this share of the time left is gone
     soft_time_share: Optional[float] = None
+    depth_offset: int = 0            # a helper searches each depth this much deeper
 
     ctx: np.ndarray
     stop: np.ndarray
@@ -130,16 +138,18 @@ class Deepening:
     depth: int = 0
     last_info: Optional[SearchInfo] = None
     stopped: bool = False
+    nodes: int = 0  # the root's and the helpers'
 
 
 def deepen(root: RootSearch, position, limits: Limits, moves: np.ndarray, started: float,
            stop_flag: Optional[np.ndarray], deadline: Optional[float],
            on_info: Optional[Callable[[SearchInfo], None]] = None,
-           extra_nodes: int = 0) -> Deepening:
+           extra_nodes: int = 0, helpers: Sequence[RootSearch] = ()) -> Deepening:
     """Iterative deepening over the root moves `moves` (sorted in place as the search goes).
 
     `started` is when the move's time began, `deadline` when the search must stop (None: no
-    time limit); `extra_nodes` are nodes spent before (reported in the totals)."""
+    time limit); `extra_nodes` are nodes spent before (reported in the totals); `helpers` search
+    beside the root on threads of their own (see the module docstring)."""
     values = np.zeros(len(moves), dtype=np.int64)
     tags = np.full(len(moves), -1, dtype=np.int64)
     mate_depth = root.depth_for_mate(limits.mate) if limits.mate and limits.mate > 0 else None
@@ -154,6 +164,18 @@ def deepen(root: RootSearch, position, limits: Limits, moves: np.ndarray, starte
     watchdog = Watchdog(root.request_stop, stop_flag, deadline)
     watchdog.start()
     root.stop[STOP_DEADLINE] = kernel_deadline(deadline)
+    # helpers keep no clock of their own (the root stops them) and search one line
+    helper_limits = Limits(depth=limits.depth, mate=limits.mate)
+    threads = [threading.Thread(target=_help, name=f"mallard-helper-{number}", daemon=True,
+                                args=(helper, position, helper_limits, moves.copy(), started,
+                                      deadline))
+               for number, helper in enumerate(helpers, 1)]
+    for thread in threads:
+        thread.start()
+
+    def nodes() -> int:
+        return root.nodes + sum(helper.nodes for helper in helpers) + extra_nodes
+
     try:
         root.order(moves)
         for depth in range(1, max_depth + 1):
@@ -187,7 +209,7 @@ def deepen(root: RootSearch, position, limits: Limits, moves: np.ndarray, starte
                         root.principal_variation(position, move, line_seed)
                     found.last_info = SearchInfo(
                         depth=depth, seldepth=root.seldepth, score=root.to_score(value, depth),
-                        nodes=root.nodes + extra_nodes, time_ms=elapsed_ms(started), pv=line_pv,
+                        nodes=nodes(), time_ms=elapsed_ms(started), pv=line_pv,
                         hashfull=root.hashfull(), multipv=number if lines_wanted > 1 else None)
                     on_info(found.last_info)
             if enough:
@@ -197,8 +219,22 @@ def deepen(root: RootSearch, position, limits: Limits, moves: np.ndarray, starte
     finally:
         root.stop[STOP_DEADLINE] = 0
         watchdog.finish()
+        for helper in helpers:
+            helper.request_stop()
+        for thread in threads:
+            thread.join()
     found.stopped = root.aborted or bool(root.stop[STOP_FLAG])
+    found.nodes = nodes()
     return found
+
+
+def _help(helper: RootSearch, position, limits: Limits, moves: np.ndarray, started: float,
+          deadline: Optional[float]) -> None:
+    """A helper's own deepening, until the root search stops it."""
+    try:
+        deepen(helper, position, limits, moves, started, None, deadline)
+    except Exception:  # noqa: BLE001 - a helper only feeds the table; the root search answers
+        helper.request_stop()
 
 
 def _iterate(root: RootSearch, depth: int, alpha: int, beta: int, moves: np.ndarray,
@@ -207,7 +243,8 @@ def _iterate(root: RootSearch, depth: int, alpha: int, beta: int, moves: np.ndar
     falls inside it; False when the search was stopped."""
     delta = root.aspiration
     while True:
-        done = root.search(depth, alpha, beta, moves, values, tags, stoppable)
+        done = root.search(depth + root.depth_offset, alpha, beta, moves, values, tags,
+                           stoppable)
         if done < len(moves) or (stoppable and root.aborted):
             return False
         delta *= 4

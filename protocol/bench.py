@@ -221,6 +221,45 @@ def bench_duck(depth: int, enumeration_depths, enumeration_positions: int,
     return 1 if failures else 0
 
 
+def bench_threads(variants, movetime_ms: int, max_threads: int,
+                  out: TextIO = sys.stdout) -> int:
+    """Each variant's bench positions searched for `movetime_ms` each with 1 to `max_threads`
+    threads (a fresh table per position): depth reached and nodes per second."""
+    from engines import find_game
+    from engines.base import Limits
+
+    out.write(f"# mallard bench threads: {movetime_ms} ms per position, fresh table each\n")
+    out.write(_machine_line())
+    header = ["variant", "threads", "positions", "depths", "mean depth", "nodes", "knodes/s",
+              "x 1 thread"]
+    _table_start(header, out)
+    for variant in variants:
+        entry = find_game(variant)
+        game = entry.new_game()
+        positions = [game.parse_position(text) for text in entry.bench().positions]
+        single = None
+        for threads in range(1, max_threads + 1):
+            searcher = entry.new_searcher(game)
+            searcher.set_threads(threads)
+            searcher.search(positions[0], Limits(depth=2))  # code loaded, helpers included
+            depths, nodes, seconds = [], 0, 0.0
+            for position in positions:
+                searcher.clear()
+                started = time.perf_counter()
+                result = searcher.search(position, Limits(movetime=movetime_ms))
+                seconds += time.perf_counter() - started
+                depths.append(result.depth)
+                nodes += result.nodes
+            rate = nodes / seconds
+            single = single or rate
+            row = [variant, str(threads), str(len(positions)), " ".join(map(str, depths)),
+                   f"{statistics.mean(depths):.1f}", f"{nodes:,}", f"{rate / 1e3:,.0f}",
+                   f"{rate / single:.2f}"]
+            out.write(_table_row(row, header) + "\n")
+            out.flush()
+    return 0
+
+
 def bench_duck_match(a: str, b: str, pairs: int, nodes: int, seed: int, pool: WorkPool,
                      where: str, out: TextIO = sys.stdout) -> int:
     """Self-play on `pool`; `where` says where that is (printed in the table's title)."""

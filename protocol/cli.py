@@ -205,6 +205,12 @@ def _bench_duck(args) -> int:
     return bench_duck(args.depth, args.enumeration, args.enumeration_positions)
 
 
+def _bench_threads(args) -> int:
+    from protocol.bench import bench_threads
+
+    return bench_threads(args.variants, args.movetime, args.threads)
+
+
 def _bench_startup(args) -> int:
     from protocol.bench import bench_startup
 
@@ -463,8 +469,22 @@ def _add_timing_bench(benchmarks) -> None:
     tm.set_defaults(run=_bench_timing)
 
 
+def _add_threads_bench(benchmarks) -> None:
+    """`mallard bench` benchmarks: search threads."""
+    th = benchmarks.add_parser("threads", help="search speed and depth with 1 to N threads",
+                               description="Each variant's bench positions searched for a fixed "
+                               "time with 1 to N threads: depth reached and nodes per second.")
+    th.add_argument("--variants", default="duck,uttt", type=variant_list,
+                    help="comma-separated variants")
+    th.add_argument("--movetime", type=positive_int, default=5000, metavar="MS",
+                    help="milliseconds per position")
+    th.add_argument("--threads", type=up_to(MAX_THREADS), default=MAX_THREADS,
+                    help=f"the most threads (1 to {MAX_THREADS}, the cores)")
+    th.set_defaults(run=_bench_threads)
+
+
 BENCHMARKS = (_add_connect4_bench, _add_duck_perft_bench, _add_duck_bench, _add_startup_bench,
-              _add_duck_match_bench, _add_uttt_bench, _add_timing_bench)
+              _add_duck_match_bench, _add_uttt_bench, _add_timing_bench, _add_threads_bench)
 
 
 def _add_bench(commands) -> None:

@@ -17,7 +17,15 @@ from __future__ import annotations
 
 from typing import Optional
 
-from engines.base import MAX_THREADS, Game, GameResult, MoveError, Option, Position, PositionError
+from engines.base import (
+    THREADS_OPTION,
+    Game,
+    GameResult,
+    MoveError,
+    Option,
+    Position,
+    PositionError,
+)
 
 DEFAULT_WIDTH, DEFAULT_HEIGHT = 7, 6
 DEFAULT_HASH_MB = 128
@@ -26,8 +34,7 @@ SEARCHER_OPTIONS = (  # applied to a `solver.Connect4Searcher`
     Option("Hash", "spin", DEFAULT_HASH_MB, 1, MAX_HASH_MB,
            apply=lambda searcher, megabytes: searcher.set_hash(megabytes)),
     Option("OwnBook", "check", True, apply=lambda searcher, on: searcher.set_own_book(on)),
-    Option("Threads", "spin", 1, 1, MAX_THREADS,
-           apply=lambda searcher, threads: searcher.set_threads(threads)),
+    THREADS_OPTION,
 )
 FILES = "abcdefghijklmnopqrstuvwxyz"
 

@@ -307,6 +307,42 @@ def push_piece_move(state, undo, move):
 
 
 @njit(cache=True, nogil=True)
+def push_pass(state, undo):
+    """Hand the move to the opponent without a piece move (the search's null move; not a move
+    of the game); `pop_pass` undoes it. Its undo row's move is 0, which no piece move is."""
+    row = state[S_DEPTH] * UNDO_SIZE
+    state[S_DEPTH] += 1
+    undo[row + U_MOVE] = 0
+    undo[row + U_CAPTURED] = 0
+    undo[row + U_EP] = state[S_EP]
+    undo[row + U_DUCK] = state[S_DUCK]
+    undo[row + U_KEY] = state[S_KEY]
+    key = state[S_KEY] ^ Z_SIDE
+    if state[S_EP] >= 0:
+        key ^= Z_EP[state[S_EP]]
+        state[S_EP] = -1
+    state[S_DUCK] = -1
+    state[S_SIDE] = 1 - state[S_SIDE]
+    state[S_KEY] = key
+
+
+@njit(cache=True, nogil=True)
+def pop_pass(state, undo):
+    state[S_DEPTH] -= 1
+    row = state[S_DEPTH] * UNDO_SIZE
+    state[S_SIDE] = 1 - state[S_SIDE]
+    state[S_EP] = undo[row + U_EP]
+    state[S_DUCK] = undo[row + U_DUCK]
+    state[S_KEY] = undo[row + U_KEY]
+
+
+@njit(cache=True, nogil=True)
+def passed_last(state, undo):
+    """Whether the last thing on the undo stack is a pass (`push_pass`)."""
+    return state[S_DEPTH] > 0 and undo[(state[S_DEPTH] - 1) * UNDO_SIZE + U_MOVE] == 0
+
+
+@njit(cache=True, nogil=True)
 def drop_duck(state, square):
     """Put the lifted duck on an empty square (after `push_piece_move`)."""
     state[S_DUCK] = square

@@ -16,7 +16,15 @@ from typing import Optional
 
 import numpy as np
 
-from engines.base import Game, GameResult, MoveError, Option, Position, PositionError
+from engines.base import (
+    THREADS_OPTION,
+    Game,
+    GameResult,
+    MoveError,
+    Option,
+    Position,
+    PositionError,
+)
 from engines.duck import notation
 from engines.duck.board import (
     MAX_MOVES,
@@ -39,9 +47,26 @@ from engines.duck.board import (
 MAX_FULL_MOVES = MAX_MOVES * 64
 DEFAULT_HASH_MB = 64
 MAX_HASH_MB = 4096
+# the search's selective pieces: (option name, the searcher's name for it, on by default). One is
+# on by default once a self-play SPRT accepted it; all off is the exact search.
+SELECTIVE_PIECES = (
+    ("Late Move Reductions", "lmr", True),
+    ("Null Move Pruning", "null", False),
+    ("Futility Pruning", "futility", False),
+    ("Delta Pruning", "delta", False),
+)
+
+
+def _selective_option(name: str, piece: str, default: bool) -> Option:
+    return Option(name, "check", default,
+                  apply=lambda searcher, on: searcher.set_selective(piece, on))
+
+
 OPTIONS = (  # applied to a `searcher.DuckSearcher`
     Option("Hash", "spin", DEFAULT_HASH_MB, 1, MAX_HASH_MB,
            apply=lambda searcher, megabytes: searcher.set_hash(megabytes)),
+    THREADS_OPTION,
+    *(_selective_option(*piece) for piece in SELECTIVE_PIECES),
 )
 
 

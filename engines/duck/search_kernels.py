@@ -19,6 +19,14 @@ inside it, an upper bound at or below alpha, a lower bound at or above beta. Alp
 cut-off use the lowest V(k) so far. The table is keyed without the duck and stores the bound type
 of score and RE separately; an entry answers a window only if both are resolved for it.
 
+Selectivity (ctx[C_SELECTIVITY], each piece a bit, SELECT_*): late-move reductions, a null move
+(the side passes its piece move; the duck still moves), futility near the leaves and delta
+pruning in quiescence. What they skip stays fail-hard: a pruned move counts as worth at most
+alpha on the squares it is not blocked on (never as no move there, which would read as a fowling
+win), a null-move cut as beta on every square. The null move and futility work in null windows
+only, they and delta pruning away from mate scores. With every bit off the search is exact: it equals the full (piece move, duck square)
+enumeration (`enumeration`).
+
 Scores: centipawns from the side to move; a win at ply p is MATE - p (king captured, or the
 opponent left without a legal move: fowling), a loss -(MATE - p). NO_MOVE marks a duck square for
 which no move has been found yet; one left at the end means S cannot move there: a fowling win.
@@ -46,8 +54,11 @@ from engines.duck.evaluation import PIECE_VALUES, evaluate
 from engines.duck.kernels import (
     generate_piece_moves,
     is_blocked,
+    passed_last,
     path_end,
     pop_move,
+    pop_pass,
+    push_pass,
     push_piece_move,
 )
 from engines.search_common import (
@@ -68,12 +79,38 @@ MAX_SEARCH_PLY = 120
 
 # ctx layout: the header of engines.search_common (C_NODES, C_ABORTED, C_NODE_LIMIT,
 # C_SELDEPTH), then
-C_QSEARCH, C_TT_MASK, C_TT_SAME_DEPTH = 4, 5, 6
+C_QSEARCH, C_TT_MASK, C_TT_SAME_DEPTH, C_SELECTIVITY = 4, 5, 6, 7
 C_RX, C_RE, C_RX2, C_QUIESCENCE_PLY_LIMIT, C_EVAL_TERMS, C_QNODES = 8, 9, 10, 11, 12, 13
 C_KILLERS = 64                      # 2 per ply
 C_HISTORY = C_KILLERS + 2 * 128     # side * 4096 + from64 * 64 + to64
 CTX_SIZE = C_HISTORY + 2 * 4096
 POLL_MASK = 255  # nodes between stop-flag checks: about 0.3 ms at 800 k nodes/s
+
+# Selectivity, the bits of ctx[C_SELECTIVITY] (0: the exact search the equivalence tests check)
+SELECT_LMR = 1           # late quiet moves searched shallower first (`LMR_REDUCTION`)
+SELECT_NULL = 2          # a pass searched shallower first: when even it fails high, cut
+SELECT_FUTILITY = 4      # near the leaves, quiet moves that cannot lift a low evaluation skipped
+SELECT_DELTA = 8         # in quiescence, captures that cannot lift the standing pat to alpha
+LMR_FIRST = 3            # the moves searched before any is reduced
+NULL_MIN_DEPTH = 3
+NULL_MIN_MOVES = 16      # fewer piece moves: passing may be what the side cannot do (fowling)
+FUTILITY_MAX_DEPTH = 2
+FUTILITY_MARGIN = 150    # centipawns per ply of depth left
+DELTA_MARGIN = 200       # centipawns beyond the piece taken
+KILLER_KEY = 1 << 35     # ordering keys from here up: the table's move, captures, killers
+
+
+def _lmr_table() -> np.ndarray:
+    """Plies taken off the depth - 1 search of the n-th move at a node of depth d: grows with
+    the logarithms of both (the shape Stockfish and most engines use)."""
+    table = np.zeros((64, 64), dtype=np.int64)
+    for depth in range(1, 64):
+        for number in range(1, 64):
+            table[depth, number] = int(0.5 + np.log(depth) * np.log(number) / 2.0)
+    return table
+
+
+LMR_REDUCTION = _lmr_table()
 
 HEAD = 128      # the exception list's anchor (not a square)
 EX_NEXT, EX_PREV, EX_SCORE, EX_MOVE = 0, 129, 258, 386
@@ -140,9 +177,9 @@ def _score_moves(state, moves, order, start, end, tt_move, ctx, ply, captures_on
             key = (1 << 36) + PIECE_VALUES[victim] * 16 + PIECE_VALUES[promotion] \
                 - (state[frm] & 7)
         elif move == killer0:
-            key = 1 << 35
+            key = KILLER_KEY
         elif move == killer1:
-            key = (1 << 35) - 1
+            key = KILLER_KEY - 1
         else:
             key = ctx[C_HISTORY + side * 4096 + _index64(frm) * 64 + _index64(to)]
         moves[n] = move
@@ -326,8 +363,9 @@ def _child_terms(state, ctx, value):
     return a, -1, a
 
 
-# A table entry is TT_WORDS words: the key, the data word (`pack_entry`), the score and RE (mate
-# scores relative to the node). The data word's fields are read and written here only.
+# A table entry is TT_WORDS words: the key (stored XOR the other three, see `_read_entry`), the
+# data word (`pack_entry`), the score and RE (mate scores relative to the node). The data word's
+# fields are read and written here only.
 @njit(cache=True, nogil=True)
 def pack_entry(move, depth, flags, rx, rx2):
     """The data word: move | depth << 20 | flags << 28 | (rx + 1) << 32 | (rx2 + 1) << 40
@@ -343,12 +381,24 @@ def unpack_entry(data):
 
 
 @njit(cache=True, nogil=True)
+def _read_entry(tt, slot, key):
+    """(data, score, re) of the entry at `slot` when it holds `key` whole; data -1 when not.
+    Threads write entries without locks: the key word is stored XOR the other three, so an entry
+    two threads wrote at once (words of each) fails the check like any other position's."""
+    data, score, re = tt[slot + 1], tt[slot + 2], tt[slot + 3]
+    if tt[slot] ^ data ^ score ^ re != key:
+        return -1, 0, 0
+    return data, score, re
+
+
+@njit(cache=True, nogil=True)
 def probe(tt, ctx, key):
     """(move, rx, rx2) the table holds for the position `key`; (0, -1, -1) when none."""
     slot = (key & ctx[C_TT_MASK]) * TT_WORDS
-    if tt[slot] != key:
+    data, _, _ = _read_entry(tt, slot, key)
+    if data < 0:
         return 0, -1, -1
-    move, _, _, rx, rx2 = unpack_entry(tt[slot + 1])
+    move, _, _, rx, rx2 = unpack_entry(data)
     return move, rx, rx2
 
 
@@ -356,10 +406,13 @@ def probe(tt, ctx, key):
 def _store(tt, ctx, key, ply, depth, move, score, re, rx, rx2, alpha, beta):
     slot = (key & ctx[C_TT_MASK]) * TT_WORDS
     flags = _bound(score, alpha, beta) | _bound(re, alpha, beta) << 2
-    tt[slot] = key
-    tt[slot + 1] = pack_entry(move, depth, flags, rx, rx2)
-    tt[slot + 2] = score_to_table(score, ply, MATE_BOUND)
-    tt[slot + 3] = score_to_table(re, ply, MATE_BOUND)
+    data = pack_entry(move, depth, flags, rx, rx2)
+    stored_score = score_to_table(score, ply, MATE_BOUND)
+    stored_re = score_to_table(re, ply, MATE_BOUND)
+    tt[slot] = key ^ data ^ stored_score ^ stored_re
+    tt[slot + 1] = data
+    tt[slot + 2] = stored_score
+    tt[slot + 3] = stored_re
 
 
 @njit(cache=True, nogil=True)
@@ -407,9 +460,19 @@ def quiescence(state, undo, moves, order, ex, ctx, tt, stop, ply, alpha, beta):
     common = stand
     common_move = 0
     lowest = stand
+    delta = (ctx[C_SELECTIVITY] & SELECT_DELTA) != 0 and abs(alpha) < MATE_BOUND
     for i in range(base, end):
         move = pick_best(moves, order, i, end)
         alpha_eff = max(alpha, lowest)
+        if delta:
+            to = (move >> MOVE_TO_SHIFT) & 0x7F
+            gain = PIECE_VALUES[state[to] & 7] + PIECE_VALUES[(move >> MOVE_PROMO_SHIFT) & 7]
+            if (move >> MOVE_KIND_SHIFT) & 3 == KIND_EN_PASSANT:
+                gain = PIECE_VALUES[1]
+            if state[to] & 7 != 6 and stand + gain + DELTA_MARGIN <= alpha_eff:
+                # this capture and every later one (they take less) stay at or below alpha:
+                # the squares keep what they have, upper bounds at or below alpha (fail-hard)
+                break
         push_piece_move(state, undo, move)
         value = quiescence(state, undo, moves, order, ex, ctx, tt, stop, ply + 1, -beta,
                            -alpha_eff)
@@ -462,11 +525,12 @@ def search(state, undo, moves, order, ex, ctx, tt, stop, ply, depth, alpha, beta
     key = state[S_KEY]
     slot = (key & ctx[C_TT_MASK]) * TT_WORDS
     tt_move = 0
-    if tt[slot] == key:
-        tt_move, stored_depth, flags, rx, rx2 = unpack_entry(tt[slot + 1])
+    data, stored_score, stored_re = _read_entry(tt, slot, key)
+    if data >= 0:
+        tt_move, stored_depth, flags, rx, rx2 = unpack_entry(data)
         if stored_depth == depth or (stored_depth > depth and not ctx[C_TT_SAME_DEPTH]):
-            score = score_from_table(tt[slot + 2], ply, MATE_BOUND)
-            re = score_from_table(tt[slot + 3], ply, MATE_BOUND)
+            score = score_from_table(stored_score, ply, MATE_BOUND)
+            re = score_from_table(stored_re, ply, MATE_BOUND)
             if _resolved(score, flags & 3, alpha, beta) and \
                     _resolved(re, flags >> 2, alpha, beta):
                 return _returns(ctx, score, rx, re, rx2)
@@ -484,19 +548,63 @@ def search(state, undo, moves, order, ex, ctx, tt, stop, ply, depth, alpha, beta
     lowest = NO_MOVE
     cut = False
     side = state[S_SIDE]
-    for i in range(base, end):
-        move = pick_best(moves, order, i, end)
+    # selectivity (see SELECT_*): only in null windows, away from mate scores
+    selective = ctx[C_SELECTIVITY] if beta - alpha == 1 and abs(beta) < MATE_BOUND else 0
+    lmr = (ctx[C_SELECTIVITY] & SELECT_LMR) != 0 and depth >= 3
+    static = 0
+    if ((selective & SELECT_NULL) != 0 and depth >= NULL_MIN_DEPTH) or \
+            ((selective & SELECT_FUTILITY) != 0 and depth <= FUTILITY_MAX_DEPTH):
+        static = evaluate(state, ctx[C_EVAL_TERMS])
+    null = (selective & SELECT_NULL) != 0 and depth >= NULL_MIN_DEPTH and static >= beta and \
+        end - base >= NULL_MIN_MOVES and not passed_last(state, undo)
+    futile = (selective & SELECT_FUTILITY) != 0 and depth <= FUTILITY_MAX_DEPTH and \
+        static + FUTILITY_MARGIN * depth <= alpha
+    # i == base - 1 is the pass (null move), searched first when `null`
+    for i in range(base - 1 if null else base, end):
         alpha_eff = max(alpha, lowest)
-        push_piece_move(state, undo, move)
-        # PVS: after the first move a null window, searched again in full when it fails high.
+        reduction = 0
+        if i < base:
+            move = 0
+            reduction = 2 + depth // 3
+            push_pass(state, undo)
+        else:
+            move = pick_best(moves, order, i, end)
+            quiet = order[i] < KILLER_KEY - 1
+            if futile and i > base and quiet:
+                # worth at most alpha here (fail-hard) wherever it is not blocked
+                ctx[C_RX] = -1
+                common, common_move, lowest = _absorb_child(state, ex, lb, ctx, -alpha_eff,
+                                                            move, common, common_move, lowest)
+                continue
+            if lmr and i - base >= LMR_FIRST and quiet:
+                # a late quiet move: shallower first, less so on the principal variation
+                reduction = LMR_REDUCTION[min(depth, 63), min(i - base, 63)] - (beta - alpha > 1)
+                reduction = max(0, min(reduction, depth - 2))
+            push_piece_move(state, undo, move)
+        # PVS: after the first move a null window, searched again in full when it fails high;
+        # a reduced move that fails high is searched again at full depth first (not the pass).
         # (One recursive call site, for a fast first compile: see engines/__init__.py.)
-        low = -beta if i == base else -alpha_eff - 1
+        low = -beta if i <= base else -alpha_eff - 1
         while True:
-            value = search(state, undo, moves, order, ex, ctx, tt, stop, ply + 1, depth - 1,
-                           low, -alpha_eff)
-            if low == -beta or -value <= alpha_eff or ctx[C_ABORTED]:
+            value = search(state, undo, moves, order, ex, ctx, tt, stop, ply + 1,
+                           depth - 1 - reduction, low, -alpha_eff)
+            if -value <= alpha_eff or ctx[C_ABORTED] or i < base:
                 break
-            low = -beta
+            if reduction > 0:
+                reduction = 0
+            elif low == -beta:
+                break
+            else:
+                low = -beta
+        if i < base:
+            pop_pass(state, undo)
+            rx = ctx[C_RX]
+            if not ctx[C_ABORTED] and -value >= beta and \
+                    (rx < 0 or state[rx] != 0 or -ctx[C_RE] >= beta):
+                # even passing holds beta wherever the duck stands: so does some move
+                _close_list(ex, lb)
+                return _returns(ctx, beta, -1, beta, -1)
+            continue
         pop_move(state, undo)
         if ctx[C_ABORTED]:
             _close_list(ex, lb)

@@ -32,7 +32,7 @@ from engines.duck.board import (
     with_duck,
 )
 from engines.duck.evaluation import TERM_MOBILITY, TERM_PAWNS
-from engines.duck.rules import DEFAULT_HASH_MB, MAX_HASH_MB
+from engines.duck.rules import DEFAULT_HASH_MB, MAX_HASH_MB, SELECTIVE_PIECES
 from engines.search_common import (
     C_ABORTED,
     C_NODE_LIMIT,
@@ -49,21 +49,35 @@ from engines.watchdog import elapsed_ms
 
 # mobility and pawn structure: the terms self-play showed to gain (README, "Evaluation terms")
 DEFAULT_TERMS = TERM_MOBILITY | TERM_PAWNS
+# the selective pieces of the search (`rules.SELECTIVE_PIECES`), each a bit of search_kernels'
+# ctx[C_SELECTIVITY]; all off is the exact search
+SELECTIVITY_BITS = {"lmr": SK.SELECT_LMR, "null": SK.SELECT_NULL, "futility": SK.SELECT_FUTILITY,
+                    "delta": SK.SELECT_DELTA}
+DEFAULT_SELECTIVITY = sum(SELECTIVITY_BITS[piece] for _, piece, on in SELECTIVE_PIECES if on)
 MAX_DEPTH = 64
 ASPIRATION = 40
 
 
 class SearchBuffers:
-    """The arrays one search thread works in; the table survives between searches."""
+    """The arrays one search thread works in; the table survives between searches (a helper
+    thread's buffers use the main thread's table, `share_table`)."""
 
-    def __init__(self, hash_mb: int = DEFAULT_HASH_MB):
+    def __init__(self, hash_mb: int = DEFAULT_HASH_MB, table_of: Optional["SearchBuffers"] = None):
         self.undo = np.zeros(MAX_PLY * UNDO_SIZE, dtype=np.int64)
         self.moves = np.zeros(MAX_PLY * MAX_MOVES, dtype=np.int64)
         self.order = np.zeros(MAX_PLY * MAX_MOVES, dtype=np.int64)
         self.ex = np.zeros(MAX_PLY * SK.EX_STRIDE, dtype=np.int64)
         self.ctx = np.zeros(SK.CTX_SIZE, dtype=np.int64)
         self.stop = new_stop_array()
-        self.set_hash(hash_mb)
+        self.owns_table = table_of is None
+        if table_of is None:
+            self.set_hash(hash_mb)
+        else:
+            self.share_table(table_of)
+
+    def share_table(self, other: "SearchBuffers") -> None:
+        self.tt = other.tt
+        self.ctx[SK.C_TT_MASK] = other.ctx[SK.C_TT_MASK]
 
     def set_hash(self, hash_mb: int) -> None:
         """A fresh table of `hash_mb` MB, its pages touched now (not inside a timed search);
@@ -72,12 +86,14 @@ class SearchBuffers:
         self.ctx[SK.C_TT_MASK] = entries - 1
 
     def clear(self) -> None:
-        self.tt[:] = 0
+        """Forget what was learnt: the table (its owner's), the move-ordering memory."""
+        if self.owns_table:
+            self.tt[:] = 0
         self.ctx[SK.C_KILLERS:] = 0
 
     def start(self, node_limit: int = 0, quiescence: bool = True,
               quiescence_ply_limit: int = SK.MAX_SEARCH_PLY, same_depth_only: bool = False,
-              eval_terms: int = DEFAULT_TERMS):
+              eval_terms: int = DEFAULT_TERMS, selectivity: int = 0):
         self.ctx[C_NODES] = 0
         self.ctx[SK.C_QNODES] = 0
         self.ctx[C_ABORTED] = 0
@@ -87,6 +103,7 @@ class SearchBuffers:
         self.ctx[SK.C_QUIESCENCE_PLY_LIMIT] = quiescence_ply_limit
         self.ctx[SK.C_TT_SAME_DEPTH] = int(same_depth_only)
         self.ctx[SK.C_EVAL_TERMS] = eval_terms
+        self.ctx[SK.C_SELECTIVITY] = selectivity
         self.stop[STOP_FLAG] = 0
         SK.reset_lists(self.ex)
 
@@ -158,8 +175,9 @@ class DuckRoot(RootSearch):
     aspiration = ASPIRATION
     max_depth = MAX_DEPTH
 
-    def __init__(self, buffers: SearchBuffers, position, searchmoves=()):
+    def __init__(self, buffers: SearchBuffers, position, searchmoves=(), depth_offset: int = 0):
         self.buffers, self.ctx, self.stop = buffers, buffers.ctx, buffers.stop
+        self.depth_offset = depth_offset
         self.state = root_state(position)
         self.searchmoves = searchmoves
 
@@ -204,18 +222,33 @@ class DuckRoot(RootSearch):
 
 class DuckSearcher(Searcher):
     def __init__(self, game, hash_mb: int = DEFAULT_HASH_MB, quiescence: bool = True,
-                 eval_terms: int = DEFAULT_TERMS):
+                 eval_terms: int = DEFAULT_TERMS, selectivity: int = DEFAULT_SELECTIVITY):
         self.game = game
         self.buffers = SearchBuffers(hash_mb)
+        self.helpers: list[SearchBuffers] = []  # one per helper thread (`set_threads`)
         self.quiescence = quiescence  # False: leaves are evaluated as they stand (tests)
         self.eval_terms = eval_terms
+        # without quiescence the search is the tests' exact one, compared with the enumeration
+        self.selectivity = selectivity if quiescence else 0
+
+    def set_selective(self, name: str, on: bool) -> None:
+        """Switch one selective piece of the search (`SELECTIVITY_BITS`) on or off."""
+        bit = SELECTIVITY_BITS[name]
+        self.selectivity = self.selectivity | bit if on else self.selectivity & ~bit
 
     def set_hash(self, hash_mb: int) -> None:
         """A fresh table of `hash_mb` MB (TableSizeError, the old one kept, when refused)."""
         self.buffers.set_hash(hash_mb)
 
+    def set_threads(self, threads: int) -> None:
+        """Search on `threads` threads sharing the table (lazy SMP, `engines.driver`); a search
+        with a node limit stays on one, so that it is repeatable."""
+        self.helpers = [SearchBuffers(table_of=self.buffers) for _ in range(max(1, threads) - 1)]
+
     def clear(self) -> None:
         self.buffers.clear()
+        for helper in self.helpers:
+            helper.clear()
 
     def search(self, position, limits: Limits = Limits(), stop_flag: Optional[np.ndarray] = None,
                on_info: Optional[Callable[[SearchInfo], None]] = None) -> SearchResult:
@@ -223,19 +256,26 @@ class DuckSearcher(Searcher):
         if position.result() is not None:
             return SearchResult(None, score=Score.mate(0))
         buffers = self.buffers
-        buffers.start(node_limit=limits.nodes or 0, quiescence=self.quiescence,
-                      same_depth_only=not self.quiescence, eval_terms=self.eval_terms)
+        settings = dict(quiescence=self.quiescence, same_depth_only=not self.quiescence,
+                        eval_terms=self.eval_terms, selectivity=self.selectivity)
+        buffers.start(node_limit=limits.nodes or 0, **settings)
         allowed = {int(m) & PIECE_MOVE_MASK for m in limits.searchmoves}
         root_moves = np.array([m for m in position.piece_moves()
                                if not allowed or int(m) in allowed] or position.piece_moves(),
                               dtype=np.int64)
         root = DuckRoot(buffers, position, limits.searchmoves)
+        helpers = []
+        for number, helper in enumerate(self.helpers if not limits.nodes else (), 1):
+            helper.share_table(buffers)
+            helper.start(**settings)
+            helpers.append(DuckRoot(helper, position, depth_offset=number % 2))
         found = deepen(root, position, limits, root_moves, started, stop_flag,
-                       deadline(limits, position.side_to_move, started), on_info)
+                       deadline(limits, position.side_to_move, started), on_info,
+                       helpers=helpers)
         move, pv = found.move, found.pv
         if move is None:  # stopped before depth 1 finished: any legal move
             move = full_move(position, int(root_moves[0]), -1, limits.searchmoves)
             pv = [move]
         return SearchResult(move, pv[1] if len(pv) > 1 else None,
                             root.to_score(found.value, found.depth), pv, found.depth,
-                            buffers.nodes, elapsed_ms(started), stopped=found.stopped)
+                            found.nodes, elapsed_ms(started), stopped=found.stopped)

@@ -21,7 +21,15 @@ from typing import Iterable, Optional
 
 import numpy as np
 
-from engines.base import Game, GameResult, MoveError, Option, Position, PositionError
+from engines.base import (
+    THREADS_OPTION,
+    Game,
+    GameResult,
+    MoveError,
+    Option,
+    Position,
+    PositionError,
+)
 from engines.uttt.board import (
     DRAWN,
     FULL,
@@ -51,6 +59,7 @@ MAX_HASH_MB = 4096
 SEARCHER_OPTIONS = (  # applied to a `searcher.UtttSearcher`
     Option("Hash", "spin", DEFAULT_HASH_MB, 1, MAX_HASH_MB,
            apply=lambda searcher, megabytes: searcher.set_hash(megabytes)),
+    THREADS_OPTION,
 )
 
 

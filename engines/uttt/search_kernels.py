@@ -23,7 +23,9 @@ exact minimax of the game, draws and mate distances included, whatever the table
 
 The table: buckets of two entries (key, data), the first kept for the deeper search, the second
 always replaced; data = (move + 1) | depth << 8 | flag << 16 | generation << 18 |
-(score + 32768) << 32, with mate scores stored relative to the node (ply-independent).
+(score + 32768) << 32, with mate scores stored relative to the node (ply-independent). Threads
+share it without locks: the key word holds key XOR data, so an entry whose two words two threads
+wrote at once does not answer for the key (`tt_find`).
 
 Windows are fail-soft. The caller's `stop` array (element 0 non-zero) and the node limit are
 polled every POLL_MASK + 1 nodes; an aborted search returns 0 everywhere and must be ignored.
@@ -95,37 +97,40 @@ KEY_LOSING = 1 << 36         # subtracted: the opponent wins the game at once
 
 @njit(cache=True, nogil=True)
 def tt_find(tt, ctx, key):
-    """Index of the entry holding `key`, or -1."""
+    """The data word of the entry holding `key` whole, or -1 (data is never negative)."""
     bucket = (key & ctx[C_TT_MASK]) * BUCKET_WORDS
-    if tt[bucket] == key:
-        return bucket
-    if tt[bucket + TT_WORDS] == key:
-        return bucket + TT_WORDS
+    data = tt[bucket + 1]
+    if tt[bucket] ^ data == key:
+        return data
+    data = tt[bucket + TT_WORDS + 1]
+    if tt[bucket + TT_WORDS] ^ data == key:
+        return data
     return -1
 
 
 @njit(cache=True, nogil=True)
 def tt_move(tt, ctx, key):
     """The stored best move of a position (by key), -1 when none."""
-    entry = tt_find(tt, ctx, key)
-    if entry < 0:
+    data = tt_find(tt, ctx, key)
+    if data < 0:
         return -1
-    return (tt[entry + 1] & 0xFF) - 1
+    return (data & 0xFF) - 1
 
 
 @njit(cache=True, nogil=True)
 def _tt_store(tt, ctx, key, ply, depth, move, score, flag):
     bucket = (key & ctx[C_TT_MASK]) * BUCKET_WORDS
-    data = tt[bucket + 1]
-    stored_depth = (data >> 8) & 0xFF
-    stored_gen = (data >> 18) & 0x3F
-    if tt[bucket] == key or depth >= stored_depth or stored_gen != ctx[C_GEN]:
+    first = tt[bucket + 1]
+    stored_depth = (first >> 8) & 0xFF
+    stored_gen = (first >> 18) & 0x3F
+    if tt[bucket] ^ first == key or depth >= stored_depth or stored_gen != ctx[C_GEN]:
         entry = bucket
     else:
         entry = bucket + TT_WORDS
-    tt[entry] = key
-    tt[entry + 1] = (move + 1) | depth << 8 | flag << 16 | ctx[C_GEN] << 18 \
+    data = (move + 1) | depth << 8 | flag << 16 | ctx[C_GEN] << 18 \
         | (score_to_table(score, ply, MATE_BOUND) + 32768) << 32
+    tt[entry] = key ^ data
+    tt[entry + 1] = data
 
 
 def fresh_entries(tt, ctx) -> np.ndarray:
@@ -242,10 +247,9 @@ def search(stack, moves, order, pv, ctx, tt, stop, ply, depth, alpha, beta):
         return alpha
 
     key = state[S_KEY]
-    entry = tt_find(tt, ctx, key)
+    data = tt_find(tt, ctx, key)
     best_move = -1
-    if entry >= 0:
-        data = tt[entry + 1]
+    if data >= 0:
         best_move = (data & 0xFF) - 1
         stored_depth = (data >> 8) & 0xFF
         flag = (data >> 16) & 3

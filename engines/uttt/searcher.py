@@ -113,9 +113,10 @@ def wait_for_prover_code() -> None:
 
 
 class SearchBuffers:
-    """The arrays one search thread works in; the table survives between searches."""
+    """The arrays one search thread works in; the table survives between searches (a helper
+    thread's buffers use the main thread's table, `share_table`)."""
 
-    def __init__(self, hash_mb: int = DEFAULT_HASH_MB):
+    def __init__(self, hash_mb: int = DEFAULT_HASH_MB, table_of: Optional["SearchBuffers"] = None):
         self.stack = SK.new_stack()
         self.moves = np.zeros((SK.MAX_PLY + 2) * MAX_MOVES, dtype=np.int64)
         self.order = np.zeros((SK.MAX_PLY + 2) * MAX_MOVES, dtype=np.int64)
@@ -124,7 +125,17 @@ class SearchBuffers:
         self.ctx[SK.C_LMR] = 1
         self.stop = new_stop_array()
         self.never = new_stop_array()  # the stop array of the unstoppable first iteration
-        self.set_hash(hash_mb)
+        self.owns_table = table_of is None
+        if table_of is None:
+            self.set_hash(hash_mb)
+        else:
+            self.share_table(table_of)
+
+    def share_table(self, other: "SearchBuffers") -> None:
+        """Search in `other`'s table, in its generation (call after both `start`)."""
+        self.tt = other.tt
+        self.ctx[SK.C_TT_MASK] = other.ctx[SK.C_TT_MASK]
+        self.ctx[SK.C_GEN] = other.ctx[SK.C_GEN]
 
     def set_hash(self, hash_mb: int) -> None:
         """A fresh table of `hash_mb` MB, its pages touched now (not inside a timed search);
@@ -133,7 +144,9 @@ class SearchBuffers:
         self.ctx[SK.C_TT_MASK] = buckets - 1
 
     def clear(self) -> None:
-        self.tt.fill(0)
+        """Forget what was learnt: the table (its owner's), the move-ordering memory."""
+        if self.owns_table:
+            self.tt.fill(0)
         self.ctx[SK.C_HISTORY:] = 0
         self.ctx[SK.C_GEN] = 0
 
@@ -212,11 +225,13 @@ class UtttRoot(RootSearch):
     finish_first_depth = True
     soft_time_share = SOFT_TIME_SHARE
 
-    def __init__(self, searcher: "UtttSearcher", position, open_cells: int):
-        self.searcher, self.buffers = searcher, searcher.buffers
+    def __init__(self, searcher: "UtttSearcher", position, open_cells: int,
+                 buffers: Optional[SearchBuffers] = None, depth_offset: int = 0):
+        self.searcher, self.buffers = searcher, buffers or searcher.buffers
         self.ctx, self.stop = self.buffers.ctx, self.buffers.stop
         self.key = position.key()
         self.open_cells = open_cells
+        self.depth_offset = depth_offset  # a helper thread's (`engines.driver`)
 
     def depth_for_mate(self, mate: int) -> int:
         return 2 * mate - 1
@@ -258,6 +273,7 @@ class UtttSearcher(Searcher):
         self.game = game
         self.hash_mb = int(hash_mb)
         self.buffers = SearchBuffers(hash_mb)
+        self.helpers: list[SearchBuffers] = []  # one per helper thread (`set_threads`)
         self.use_prover = use_prover
         self.proofs: dict[int, Proof] = {}
         self._prover = None
@@ -281,8 +297,15 @@ class UtttSearcher(Searcher):
             self.buffers.set_hash(old_mb)
             raise
 
+    def set_threads(self, threads: int) -> None:
+        """Search on `threads` threads sharing the table (lazy SMP, `engines.driver`); the
+        prover stays on one, and so does a search with a node limit (it stays repeatable)."""
+        self.helpers = [SearchBuffers(table_of=self.buffers) for _ in range(max(1, threads) - 1)]
+
     def clear(self) -> None:
         self.buffers.clear()
+        for helper in self.helpers:
+            helper.clear()
         self.proofs.clear()
 
     def _prover_hash_mb(self) -> int:
@@ -359,8 +382,14 @@ class UtttSearcher(Searcher):
             self.buffers.ctx[C_NODE_LIMIT] = max(1, node_limit - prover_nodes)
         buffers = self.buffers
         root = UtttRoot(self, position, open_cells)
+        helpers = []
+        for number, helper in enumerate(self.helpers if not node_limit else (), 1):
+            helper.start(state)
+            helper.share_table(buffers)
+            helpers.append(UtttRoot(self, position, open_cells, helper, number % 2))
         found = deepen(root, position, limits, np.array(allowed, dtype=np.int64), started,
-                       stop_flag, search_deadline, on_info, extra_nodes=prover_nodes)
+                       stop_flag, search_deadline, on_info, extra_nodes=prover_nodes,
+                       helpers=helpers)
         best_value, best_move, pv, depth = found.value, found.move, found.pv, found.depth
         reported = found.last_info
 
@@ -380,7 +409,7 @@ class UtttSearcher(Searcher):
         if not pv or pv[0] != best_move:
             pv = self.extend_pv(position, [best_move])
         time_ms = elapsed_ms(started)
-        nodes = buffers.nodes + prover_nodes
+        nodes = found.nodes
         multipv = 1 if limits.multipv and limits.multipv > 1 else None
         if on_info and (reported is None or reported.score != score
                         or list(reported.pv[:1]) != [best_move]):

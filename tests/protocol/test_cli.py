@@ -133,6 +133,9 @@ def test_match_help_goes_to_stdout_with_status_0(flag):
     (["bench", "duck-perft", "--reference", "/no/such/engine"], "usage: mallard bench duck-perft",
      "no executable program"),
     (["bench", "uttt", "--limit", "nan"], "usage: mallard bench uttt", "positive number"),
+    (["bench", "threads", "--movetime", "0"], "usage: mallard bench threads", "0 is below 1"),
+    (["bench", "threads", "--variants", "chess"], "usage: mallard bench threads",
+     "expected variants among"),
     (["bench", "--variant", "duck", "duck-perft"], "usage: mallard bench duck-perft",
      "a named benchmark does not take it"),
     (["bench", "--variant", "chess"], "usage: mallard bench [-h] [--variant VARIANT] "

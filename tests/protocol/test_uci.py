@@ -1,6 +1,7 @@
 """UCI and UGI front-ends: the recorded client sessions of the reference page, every bad-input
 case, ponder and infinite searches, and the process-level behaviour (start-up, EOF, quit)."""
 
+import os
 import re
 
 import pyffish
@@ -62,7 +63,8 @@ def test_handshake_lists_the_options_clients_match():
     for required in ("Hash", "MultiPV", "Ponder", "Move Overhead", "UCI_ShowWDL", "Clear Hash",
                      "UCI_AnalyseMode"):
         assert required in names
-    assert "Threads" not in names  # no engine uses more than one
+    # one search thread per core at most (Stockfish announces its own range the same way)
+    assert f"option name Threads type spin default 1 min 1 max {os.cpu_count()}" in lines
     e.close()
 
 

@@ -9,7 +9,7 @@ import pyffish
 import pytest
 
 from engines.base import Limits
-from engines.duck.searcher import DuckSearcher, enumeration_value
+from engines.duck.searcher import SELECTIVITY_BITS, DuckSearcher, enumeration_value
 from tests.engines.duck.conftest import random_positions
 
 
@@ -29,7 +29,14 @@ def searcher(game):
     # two lines on the king (and knight and bishop on its flight squares): one duck blocks one
     ("k6R/1p1N4/8/8/8/4B3/8/R5K1 b - - 0 1", None, -1, 2),
 ])
-def test_forced_king_captures_get_mate_scores(game, searcher, fen, best, mate, plain_depth):
+@pytest.mark.parametrize("threads,selective", [(1, ()), (2, ()), (1, SELECTIVITY_BITS)])
+def test_forced_king_captures_get_mate_scores(game, searcher, fen, best, mate, plain_depth,
+                                              threads, selective):
+    """Also with a helper thread writing the same table (a ply deeper), and with every
+    selective piece of the search on."""
+    searcher.set_threads(threads)
+    for piece in selective:
+        searcher.set_selective(piece, True)
     position = game.parse_position(fen)
     result = searcher.search(position, Limits(depth=4))
     assert result.score.kind == "mate" and result.score.value == mate
@@ -100,7 +107,10 @@ def test_node_limit_and_depth_limit(game, searcher):
     assert limited.best_move is not None and limited.nodes < 5000 + 4096
 
 
-def test_stop_flag_ends_an_infinite_search_quickly(game, searcher):
+@pytest.mark.parametrize("threads", [1, 2])
+def test_stop_flag_ends_an_infinite_search_quickly(game, searcher, threads):
+    """With a helper thread too: it is stopped and joined before the answer."""
+    searcher.set_threads(threads)
     position = game.parse_position(
         "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p*1P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1")
     searcher.search(position, Limits(depth=1))  # compiled
@@ -116,6 +126,31 @@ def test_stop_flag_ends_an_infinite_search_quickly(game, searcher):
     assert not thread.is_alive()
     assert time.perf_counter() - stopped_at < 0.2
     assert results[0].best_move is not None and results[0].stopped
+    if threads > 1:  # every thread searched, and everyone's nodes are counted
+        assert results[0].nodes > searcher.buffers.nodes > 0
+        assert all(helper.stop[0] for helper in searcher.helpers)
+
+
+def test_a_table_entry_torn_by_two_writers_answers_for_neither(game):
+    """Threads write the four words of an entry without a lock: a slot holding words of two
+    stores must not answer for either position."""
+    from engines.duck import search_kernels as SK
+
+    searcher = DuckSearcher(game, hash_mb=1)
+    tt, ctx = searcher.buffers.tt, searcher.buffers.ctx
+    key = np.int64(0x5DEECE66D1234)
+    other = key + np.int64(ctx[SK.C_TT_MASK] + 1)  # the same slot
+    SK._store(tt, ctx, key, 0, 5, 1234, 17, 3, 20, -1, -100, 100)
+    assert SK.probe(tt, ctx, key) == (1234, 20, -1)
+    slot = int(key & ctx[SK.C_TT_MASK]) * SK.TT_WORDS
+    first = tt[slot:slot + SK.TT_WORDS].copy()
+    SK._store(tt, ctx, other, 0, 6, 4321, -40, -50, 33, 34, -100, 100)
+    assert SK.probe(tt, ctx, other) == (4321, 33, 34)
+    for word in range(1, SK.TT_WORDS):  # the second store's key with one word of the first
+        torn = tt[slot:slot + SK.TT_WORDS].copy()
+        torn[word] = first[word]
+        tt[slot:slot + SK.TT_WORDS] = torn
+        assert SK.probe(tt, ctx, other) == (0, -1, -1) and SK.probe(tt, ctx, key) == (0, -1, -1)
 
 
 def test_finished_game_has_no_move(game, searcher):

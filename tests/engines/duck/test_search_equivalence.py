@@ -43,9 +43,12 @@ def test_equal_values_with_quiescence(game, seed, depth):
     compare(live_positions(game, 15, 100 + seed), depth, True, depth + 2)
 
 
-@pytest.mark.parametrize("quiescence", [False, True])
-def test_equal_values_with_every_evaluation_term(game, quiescence):
-    compare(live_positions(game, 15, 300), 2, quiescence, 4, ALL_TERMS)
+@pytest.mark.parametrize("quiescence,count", [
+    (False, 15), (True, 6),
+    # quiescence to 4 plies with every term costs about 2 s a position
+    pytest.param(True, 15, marks=pytest.mark.slow)])
+def test_equal_values_with_every_evaluation_term(game, quiescence, count):
+    compare(live_positions(game, count, 300), 2, quiescence, 4, ALL_TERMS)
 
 
 @pytest.mark.parametrize("seed", range(2))

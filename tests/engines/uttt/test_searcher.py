@@ -180,8 +180,11 @@ def test_exact_scores_of_late_positions_agree_with_brute_force(game, seed):
         assert score_of(parent) == expected, position.fen()
 
 
-def test_search_without_prover_is_exact_too(game):
+@pytest.mark.parametrize("threads", [1, 2])
+def test_search_without_prover_is_exact_too(game, threads):
+    """Also with a helper thread writing the same table (every other depth a ply deeper)."""
     searcher = UtttSearcher(game, hash_mb=4, use_prover=False)
+    searcher.set_threads(threads)
     for position in late_positions(game, 6, 999, max_open=9):
         open_cells = int(K.count_open_cells(position.state))
         result = searcher.search(position, Limits(depth=open_cells))
@@ -231,10 +234,21 @@ def test_clock_limits_go_through_the_time_manager(game, searcher):
     assert elapsed < budget / 1000 + 0.05
 
 
-@pytest.mark.parametrize("max_open,wait", [(81, 0.3), (45, 0.05), (30, 0.3)])
-def test_stop_flag_from_another_thread_returns_within_50_ms(game, searcher, max_open, wait):
+@pytest.mark.parametrize("max_open,wait,threads", [(81, 0.3, 1), (45, 0.05, 1), (30, 0.3, 1),
+                                                   (81, 0.3, 2)])
+def test_stop_flag_from_another_thread_returns_within_50_ms(game, searcher, max_open, wait,
+                                                            threads):
     """From the start, and from later positions where an infinite search gives the prover its
-    slice first (45 open cells: stopped inside the prover's slice)."""
+    slice first (45 open cells: stopped inside the prover's slice); with a helper thread, the
+    helper is stopped and joined within the same time."""
+    searcher.set_threads(threads)
+    try:
+        _stop_within_50_ms(game, searcher, max_open, wait)
+    finally:
+        searcher.set_threads(1)
+
+
+def _stop_within_50_ms(game, searcher, max_open, wait):
     position = late_positions(game, 1, 12, max_open=max_open)[0]
     flag = np.zeros(1, dtype=np.int64)
     results = []
