@@ -341,6 +341,12 @@ def _add_engines(commands) -> None:
                             help=f"the game to start with (default: {DEFAULT_GAMES[name]})")
 
 
+def _add_threads_argument(parser, default: int, what: str) -> None:
+    """`--threads N`, 1 to the number of cores (the `Threads` option's range)."""
+    parser.add_argument("--threads", type=up_to(MAX_THREADS), default=default,
+                        help=f"{what} (1 to {MAX_THREADS}, the cores)")
+
+
 def _add_solve(commands) -> None:
     """`mallard` subcommands: the Connect Four solver line protocol."""
     solve = commands.add_parser(
@@ -355,8 +361,7 @@ def _add_solve(commands) -> None:
     solve.add_argument("--height", type=positive_int, default=6, help="board height")
     solve.add_argument("--hash", type=positive_int, default=128, metavar="MB",
                        help="transposition table size in MB")
-    solve.add_argument("--threads", type=up_to(MAX_THREADS), default=1,
-                       help=f"search threads sharing the table (1 to {MAX_THREADS}, the cores)")
+    _add_threads_argument(solve, 1, "search threads sharing the table")
     solve.set_defaults(run=_solve)
 
 
@@ -385,8 +390,7 @@ def _add_connect4_bench(benchmarks) -> None:
     c4.add_argument("--limit", type=positive_int,
                     help="first N positions of each set (default all, Begin-Hard 100)")
     c4.add_argument("--no-book", action="store_true", help="solve without the opening book")
-    c4.add_argument("--threads", type=up_to(MAX_THREADS), default=1,
-                    help=f"search threads (1 to {MAX_THREADS}, the cores)")
+    _add_threads_argument(c4, 1, "search threads")
     c4.add_argument("--weak", action="store_true", help="weak solve (win/draw/loss only)")
     c4.add_argument("--reference", choices=["bitbully"], type=installed("bitbully", "bench"),
                     help="time BitBully in the same run")
@@ -478,8 +482,7 @@ def _add_threads_bench(benchmarks) -> None:
                     help="comma-separated variants")
     th.add_argument("--movetime", type=positive_int, default=5000, metavar="MS",
                     help="milliseconds per position")
-    th.add_argument("--threads", type=up_to(MAX_THREADS), default=MAX_THREADS,
-                    help=f"the most threads (1 to {MAX_THREADS}, the cores)")
+    _add_threads_argument(th, MAX_THREADS, "the most threads")
     th.set_defaults(run=_bench_threads)
 
 

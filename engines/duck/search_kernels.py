@@ -24,8 +24,8 @@ Selectivity (ctx[C_SELECTIVITY], each piece a bit, SELECT_*): late-move reductio
 pruning in quiescence. What they skip stays fail-hard: a pruned move counts as worth at most
 alpha on the squares it is not blocked on (never as no move there, which would read as a fowling
 win), a null-move cut as beta on every square. The null move and futility work in null windows
-only, they and delta pruning away from mate scores. With every bit off the search is exact: it equals the full (piece move, duck square)
-enumeration (`enumeration`).
+only, they and delta pruning away from mate scores. With every bit off the search is exact: it
+equals the full (piece move, duck square) enumeration (`enumeration`).
 
 Scores: centipawns from the side to move; a win at ply p is MATE - p (king captured, or the
 opponent left without a legal move: fowling), a loss -(MATE - p). NO_MOVE marks a duck square for
