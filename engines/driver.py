@@ -51,7 +51,7 @@ from engines.search_common import (
     kernel_deadline,
     widened_window,
 )
-from engines.timeman import move_budget_ms
+from engines.timeman import TimeUse, move_budget_ms
 from engines.watchdog import Watchdog, elapsed_ms
 
 
@@ -71,6 +71,9 @@ class RootSearch(abc.ABC):
     finish_first_depth: bool = False
     # on a clock (no fixed move time): no new depth once this share of the time left is gone
     soft_time_share: Optional[float] = None
+    # on a clock: `engines.timeman.TimeUse` decides when to stop deepening (the deadline given
+    # to `deepen` is then the hard limit, `MAX_STRETCH` budgets)
+    manages_time: bool = False
     depth_offset: int = 0            # a helper searches each depth this much deeper
 
     ctx: np.ndarray
@@ -159,6 +162,8 @@ def deepen(root: RootSearch, position, limits: Limits, moves: np.ndarray, starte
     budget = move_budget_ms(limits, position.side_to_move)
     if root.soft_time_share is not None and budget is not None and limits.movetime is None:
         soft_ms = (budget - elapsed_ms(started)) * root.soft_time_share
+    on_clock = budget is not None and limits.movetime is None
+    time_use = TimeUse(budget) if root.manages_time and on_clock else None
     searching = time.perf_counter()
     found = Deepening()
     watchdog = Watchdog(root.request_stop, stop_flag, deadline)
@@ -212,7 +217,8 @@ def deepen(root: RootSearch, position, limits: Limits, moves: np.ndarray, starte
                         nodes=nodes(), time_ms=elapsed_ms(started), pv=line_pv,
                         hashfull=root.hashfull(), multipv=number if lines_wanted > 1 else None)
                     on_info(found.last_info)
-            if enough:
+            if enough or (time_use is not None and
+                          time_use.enough(elapsed_ms(started), found.move, found.value)):
                 break
             if abs(found.value) > root.mate_bound and depth >= MATE - abs(found.value):
                 break  # a forced result no deeper search can change

@@ -12,6 +12,13 @@ what is left, so that a slow move cannot flag and a short clock still gets a few
 
 A move's time runs from the arrival of its command (`clock_start`), as the GUI's clock does;
 `freeze_long_lived_objects` keeps garbage-collector pauses out of timed moves.
+
+Time use (Stockfish's idea), for a search that deepens on a clock: the budget is then the move's
+optimum time, and the hard limit is `MAX_STRETCH` budgets within the same cap of the remaining
+time. `TimeUse` decides after each finished depth whether another one is worth starting: not once
+half of a target time is gone (an unfinished depth is thrown away), where the target is the
+optimum stretched while the best move keeps changing or the score falls, and shrunk once the best
+move has stayed the same for several depths.
 """
 
 from __future__ import annotations
@@ -31,9 +38,20 @@ MIN_BUDGET_MS = 5
 DEFAULT_MOVE_OVERHEAD_MS = 30  # the `Move Overhead` option's default
 RESERVE_OVERHEADS = 5  # move overheads a clock keeps in reserve (150 ms at the default)
 
+MAX_STRETCH = 3.0  # a search managing its time (`TimeUse`) may run to this many budgets
+NEW_DEPTH_SHARE = 0.5  # no new depth once this share of the target time is gone
+CHANGE_WEIGHT = 1.0  # the target grows by this much per recent best-move change
+SCORE_FALL_SCALE = 200  # a fall of this many score units (centipawns) doubles the target
+FALL_FACTORS = (0.6, 1.8)  # the score's factor stays within these
+STABLE_DEPTHS = 4  # the same best move for this many depths ...
+STABLE_FACTOR = 0.7  # ... shrinks the target by this factor
 
-def move_budget_ms(limits: Limits, side: int) -> Optional[int]:
-    """Milliseconds the side to move may use for this move; None for an unbounded search."""
+
+def move_budget_ms(limits: Limits, side: int, stretch: float = 1.0) -> Optional[int]:
+    """Milliseconds the side to move may use for this move; None for an unbounded search.
+
+    `stretch` multiplies the clock's share (not a fixed move time, nor the cap): the hard limit
+    of a search that manages its time (`TimeUse`) is the budget at `MAX_STRETCH`."""
     if limits.infinite or limits.ponder:
         return None
     if limits.movetime is not None:
@@ -45,7 +63,7 @@ def move_budget_ms(limits: Limits, side: int) -> Optional[int]:
         remaining = 0  # only the opponent's clock was sent: as Stockfish, ours is empty
     remaining = max(0, remaining)
     moves_to_go = limits.movestogo if limits.movestogo and limits.movestogo > 0 else None
-    share = remaining / (moves_to_go or SUDDEN_DEATH_MOVES) + increment * INCREMENT_SHARE
+    share = (remaining / (moves_to_go or SUDDEN_DEATH_MOVES) + increment * INCREMENT_SHARE) * stretch
     cap = remaining * (LAST_MOVE_SHARE if moves_to_go == 1 else MAX_SHARE)
     # The floor never exceeds what is left: with the move overhead taken off, a clock near zero
     # leaves nothing to think with, and a fixed floor there drained the clock move after move
@@ -85,7 +103,40 @@ def clock_start(limits: Limits) -> float:
     return limits.started if limits.started is not None else time.perf_counter()
 
 
-def deadline(limits: Limits, side: int, started: float) -> Optional[float]:
-    """The `time.perf_counter()` instant at which a search started at `started` must stop."""
-    budget = move_budget_ms(limits, side)
+def deadline(limits: Limits, side: int, started: float, stretch: float = 1.0) -> Optional[float]:
+    """The `time.perf_counter()` instant at which a search started at `started` must stop
+    (`stretch` as for `move_budget_ms`)."""
+    budget = move_budget_ms(limits, side, stretch)
     return None if budget is None else started + budget / 1000
+
+
+class TimeUse:
+    """Whether an iterative deepening on a clock starts another depth (see the module
+    docstring): told each finished depth's best move and score (from the side to move), with
+    the milliseconds gone since the move's time began."""
+
+    def __init__(self, optimum_ms: float):
+        self.optimum_ms = optimum_ms
+        self.move = None
+        self.same_depths = 0  # finished depths in a row with the current best move
+        self.changes = 0.0  # best-move changes, each halved at every later depth
+        self.average: Optional[float] = None  # of the scores so far, the recent ones weighing most
+
+    def target_ms(self, move, value: int) -> float:
+        """Take in a finished depth; the time the move should now take in all."""
+        self.changes /= 2
+        if self.move is not None and move != self.move:
+            self.changes += 1
+            self.same_depths = 0
+        self.same_depths += 1
+        self.move = move
+        fall = 0.0 if self.average is None else self.average - value
+        self.average = value if self.average is None else (self.average + value) / 2
+        low, high = FALL_FACTORS
+        falling = min(high, max(low, 1 + fall / SCORE_FALL_SCALE))
+        stable = STABLE_FACTOR if self.same_depths >= STABLE_DEPTHS else 1.0
+        return self.optimum_ms * (1 + CHANGE_WEIGHT * self.changes) * falling * stable
+
+    def enough(self, elapsed_ms: float, move, value: int) -> bool:
+        """Take in a finished depth; True when no new depth should start."""
+        return elapsed_ms > self.target_ms(move, value) * NEW_DEPTH_SHARE

@@ -2,7 +2,9 @@
 
 `DuckSearcher.search` runs the driver's iterative deepening (`engines.driver.deepen`: aspiration
 windows, MultiPV, the watchdog and the reports) over `DuckRoot`, the root of
-`search_kernels.search_root` from one position.
+`search_kernels.search_root` from one position. On a clock it manages its time
+(`engines.timeman.TimeUse`): it stops deepening early when the best move is stable and thinks
+longer, up to `MAX_STRETCH` budgets, when it changes or the score falls.
 
 The move played carries the duck square the root search chose (each root move's tag, see
 `search_kernels`); when every free square is as good, the duck goes where it blocks most of the
@@ -44,7 +46,7 @@ from engines.search_common import (
     to_score,
 )
 from engines.tables import hashfull, install_hash_table
-from engines.timeman import clock_start, deadline
+from engines.timeman import MAX_STRETCH, clock_start, deadline
 from engines.watchdog import elapsed_ms
 
 # mobility and pawn structure: the terms self-play showed to gain (README, "Evaluation terms")
@@ -174,6 +176,7 @@ class DuckRoot(RootSearch):
     mate_bound = SK.MATE_BOUND
     aspiration = ASPIRATION
     max_depth = MAX_DEPTH
+    manages_time = True
 
     def __init__(self, buffers: SearchBuffers, position, searchmoves=(), depth_offset: int = 0):
         self.buffers, self.ctx, self.stop = buffers, buffers.ctx, buffers.stop
@@ -270,7 +273,7 @@ class DuckSearcher(Searcher):
             helper.start(**settings)
             helpers.append(DuckRoot(helper, position, depth_offset=number % 2))
         found = deepen(root, position, limits, root_moves, started, stop_flag,
-                       deadline(limits, position.side_to_move, started), on_info,
+                       deadline(limits, position.side_to_move, started, MAX_STRETCH), on_info,
                        helpers=helpers)
         move, pv = found.move, found.pv
         if move is None:  # stopped before depth 1 finished: any legal move

@@ -1,9 +1,26 @@
-"""The time manager's arithmetic at the edges: the move overhead and the clock's reserve."""
+"""The time manager's arithmetic at the edges (the move overhead, the clock's reserve, the
+stretched hard limit) and its time use: when a deepening stops starting new depths."""
 
 from __future__ import annotations
 
-from engines.base import Limits
-from engines.timeman import after_overhead, clock_start, move_budget_ms
+import time
+from types import SimpleNamespace
+
+import numpy as np
+
+from engines.base import Limits, Score
+from engines.driver import RootSearch, deepen
+from engines.timeman import (
+    FALL_FACTORS,
+    MAX_STRETCH,
+    SCORE_FALL_SCALE,
+    STABLE_DEPTHS,
+    STABLE_FACTOR,
+    TimeUse,
+    after_overhead,
+    clock_start,
+    move_budget_ms,
+)
 
 
 def test_the_overhead_comes_off_a_move_time_once_and_off_clocks_five_times():
@@ -24,3 +41,71 @@ def test_a_clock_inside_its_reserve_moves_at_once_and_refills_from_the_increment
 def test_a_move_time_runs_from_the_command_arrival_when_known():
     assert clock_start(Limits(movetime=50, started=12.5)) == 12.5
     assert clock_start(Limits(movetime=50)) > 0
+
+
+def test_a_stretched_budget_stays_within_the_cap_and_a_move_time_is_not_stretched():
+    assert move_budget_ms(Limits(wtime=10_000), 0, MAX_STRETCH) == int(10_000 / 25 * MAX_STRETCH)
+    assert move_budget_ms(Limits(wtime=10_000, winc=5_000), 0, MAX_STRETCH) == 4_000  # 40%
+    assert move_budget_ms(Limits(movetime=300, wtime=10_000), 0, MAX_STRETCH) == 300
+
+
+def test_a_best_move_that_stays_shrinks_the_target_and_one_that_changes_stretches_it():
+    stable = TimeUse(1000)
+    targets = [stable.target_ms("e2e4", 30) for _ in range(STABLE_DEPTHS)]
+    assert targets[:-1] == [1000] * (STABLE_DEPTHS - 1)
+    assert targets[-1] == 1000 * STABLE_FACTOR
+    changing = TimeUse(1000)
+    changing.target_ms("e2e4", 30)
+    assert changing.target_ms("d2d4", 30) == 2000  # one change just now: twice the time
+    assert changing.target_ms("d2d4", 30) == 1500  # and it fades by half at each depth
+
+
+def test_a_falling_score_stretches_the_target_within_its_bounds():
+    low, high = FALL_FACTORS
+    falling = TimeUse(1000)
+    falling.target_ms("e2e4", 100)
+    assert falling.target_ms("e2e4", 100 - SCORE_FALL_SCALE // 2) == 1500
+    assert falling.target_ms("e2e4", -10_000) == 1000 * high
+    rising = TimeUse(1000)
+    rising.target_ms("e2e4", 0)
+    assert rising.target_ms("e2e4", 10_000) == 1000 * low
+
+
+class _Steady(RootSearch):
+    """A root search whose every depth finishes at once with the same best move."""
+
+    mate_bound, aspiration, max_depth = 10_000, 50, 30
+
+    def __init__(self, manages_time):
+        self.manages_time = manages_time
+        self.ctx = np.zeros(8, dtype=np.int64)
+        self.stop = np.zeros(4, dtype=np.int64)
+
+    def depth_for_mate(self, mate):
+        return 2 * mate
+
+    def search(self, depth, alpha, beta, moves, values, tags, stoppable):
+        values[:] = np.arange(len(moves))[::-1]
+        return len(moves)
+
+    def line(self, position, moves, tags, index):
+        return int(moves[index]), None
+
+    def principal_variation(self, position, move, seed):
+        return [move]
+
+    def to_score(self, value, depth):
+        return Score.cp(value)
+
+    def hashfull(self):
+        return 0
+
+
+def test_deepening_that_manages_its_time_stops_at_half_the_target_and_others_run_on():
+    position = SimpleNamespace(side_to_move=0)
+    limits = Limits(wtime=250_000)  # a budget of 10 s, of which 6 s are gone before the search
+    started = time.perf_counter() - 6.0
+    found = deepen(_Steady(True), position, limits, np.arange(3), started, None, None)
+    assert found.depth == 1 and found.move == 0
+    found = deepen(_Steady(False), position, limits, np.arange(3), started, None, None)
+    assert found.depth == _Steady.max_depth
