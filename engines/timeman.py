@@ -15,10 +15,10 @@ A move's time runs from the arrival of its command (`clock_start`), as the GUI's
 
 Time use (Stockfish's idea), for a search that deepens on a clock: the budget is then the move's
 optimum time, and the hard limit is `MAX_STRETCH` budgets within the same cap of the remaining
-time. `TimeUse` decides after each finished depth whether another one is worth starting: not once
-half of a target time is gone (an unfinished depth is thrown away), where the target is the
-optimum stretched while the best move keeps changing or the score falls, and shrunk once the best
-move has stayed the same for several depths.
+time. `TimeUse` decides after each finished depth whether another one is worth starting: not when
+it would end past a target time (an unfinished depth is thrown away), its length foretold from
+the last depths' growth; the target is the optimum stretched while the best move keeps changing
+or the score falls, and shrunk once the best move has stayed the same for several depths.
 """
 
 from __future__ import annotations
@@ -38,8 +38,9 @@ MIN_BUDGET_MS = 5
 DEFAULT_MOVE_OVERHEAD_MS = 30  # the `Move Overhead` option's default
 RESERVE_OVERHEADS = 5  # move overheads a clock keeps in reserve (150 ms at the default)
 
-MAX_STRETCH = 3.0  # a search managing its time (`TimeUse`) may run to this many budgets
-NEW_DEPTH_SHARE = 0.5  # no new depth once this share of the target time is gone
+MAX_STRETCH = 2.0  # a search managing its time (`TimeUse`) may run to this many budgets
+DEPTH_GROWTH = (1.5, 5.0)  # a depth takes this many times the one before, at least and at most
+FIRST_GROWTH = 3.0  # ... foretold so while there is no earlier depth to compare with
 CHANGE_WEIGHT = 1.0  # the target grows by this much per recent best-move change
 SCORE_FALL_SCALE = 200  # a fall of this many score units (centipawns) doubles the target
 FALL_FACTORS = (0.6, 1.8)  # the score's factor stays within these
@@ -121,6 +122,8 @@ class TimeUse:
         self.same_depths = 0  # finished depths in a row with the current best move
         self.changes = 0.0  # best-move changes, each halved at every later depth
         self.average: Optional[float] = None  # of the scores so far, the recent ones weighing most
+        self.finished_ms = 0.0  # when the last depth finished
+        self.last_depth_ms: Optional[float] = None  # how long it took
 
     def target_ms(self, move, value: int) -> float:
         """Take in a finished depth; the time the move should now take in all."""
@@ -137,6 +140,15 @@ class TimeUse:
         stable = STABLE_FACTOR if self.same_depths >= STABLE_DEPTHS else 1.0
         return self.optimum_ms * (1 + CHANGE_WEIGHT * self.changes) * falling * stable
 
+    def next_depth_ms(self, elapsed_ms: float) -> float:
+        """Take in the finish of a depth; how long the next one should take."""
+        took = elapsed_ms - self.finished_ms
+        low, high = DEPTH_GROWTH
+        growth = FIRST_GROWTH if not self.last_depth_ms else \
+            min(high, max(low, took / self.last_depth_ms))
+        self.finished_ms, self.last_depth_ms = elapsed_ms, max(took, 1e-3)
+        return took * growth
+
     def enough(self, elapsed_ms: float, move, value: int) -> bool:
-        """Take in a finished depth; True when no new depth should start."""
-        return elapsed_ms > self.target_ms(move, value) * NEW_DEPTH_SHARE
+        """Take in a finished depth; True when the next one would end past the target."""
+        return elapsed_ms + self.next_depth_ms(elapsed_ms) > self.target_ms(move, value)

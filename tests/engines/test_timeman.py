@@ -101,10 +101,20 @@ class _Steady(RootSearch):
         return 0
 
 
-def test_deepening_that_manages_its_time_stops_at_half_the_target_and_others_run_on():
+def test_no_depth_starts_that_would_end_past_the_target():
+    steady = TimeUse(1000)
+    assert not steady.enough(100, "e2e4", 0)  # the next depth foretold at 3 x 100 ms
+    assert not steady.enough(300, "e2e4", 0)  # it took 200 ms, twice the one before: 400 more
+    assert steady.enough(700, "e2e4", 0)  # 400 ms, twice again: it would end at 1500 ms
+    slowing = TimeUse(1000)
+    slowing.enough(10, "e2e4", 0)
+    assert slowing.enough(190, "e2e4", 0)  # 18 times the depth before is taken as 5 times
+
+
+def test_deepening_that_manages_its_time_stops_before_the_target_and_others_run_on():
     position = SimpleNamespace(side_to_move=0)
-    limits = Limits(wtime=250_000)  # a budget of 10 s, of which 6 s are gone before the search
-    started = time.perf_counter() - 6.0
+    limits = Limits(wtime=250_000)  # a budget of 10 s, of which 4 s are gone before the search
+    started = time.perf_counter() - 4.0
     found = deepen(_Steady(True), position, limits, np.arange(3), started, None, None)
     assert found.depth == 1 and found.move == 0
     found = deepen(_Steady(False), position, limits, np.arange(3), started, None, None)
