@@ -163,7 +163,7 @@ def deepen(root: RootSearch, position, limits: Limits, moves: np.ndarray, starte
     if root.soft_time_share is not None and budget is not None and limits.movetime is None:
         soft_ms = (budget - elapsed_ms(started)) * root.soft_time_share
     on_clock = budget is not None and limits.movetime is None
-    time_use = TimeUse(budget) if root.manages_time and on_clock else None
+    time_use = TimeUse(budget, elapsed_ms(started)) if root.manages_time and on_clock else None
     searching = time.perf_counter()
     found = Deepening()
     watchdog = Watchdog(root.request_stop, stop_flag, deadline)

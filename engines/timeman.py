@@ -116,13 +116,15 @@ class TimeUse:
     docstring): told each finished depth's best move and score (from the side to move), with
     the milliseconds gone since the move's time began."""
 
-    def __init__(self, optimum_ms: float):
+    def __init__(self, optimum_ms: float, search_started_ms: float = 0.0):
+        """`search_started_ms`: when the search began, in the move's time (what came before it,
+        reading the command and setting up the position, is no part of the first depth)."""
         self.optimum_ms = optimum_ms
         self.move = None
         self.same_depths = 0  # finished depths in a row with the current best move
         self.changes = 0.0  # best-move changes, each halved at every later depth
         self.average: Optional[float] = None  # of the scores so far, the recent ones weighing most
-        self.finished_ms = 0.0  # when the last depth finished
+        self.finished_ms = search_started_ms  # when the last depth finished
         self.last_depth_ms: Optional[float] = None  # how long it took
 
     def target_ms(self, move, value: int) -> float:

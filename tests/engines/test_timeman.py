@@ -71,13 +71,25 @@ def test_a_falling_score_stretches_the_target_within_its_bounds():
     assert rising.target_ms("e2e4", 10_000) == 1000 * low
 
 
+def test_no_depth_starts_that_would_end_past_the_target():
+    steady = TimeUse(1000)
+    assert not steady.enough(100, "e2e4", 0)  # the next depth foretold at 3 x 100 ms
+    assert not steady.enough(300, "e2e4", 0)  # it took 200 ms, twice the one before: 400 more
+    assert steady.enough(700, "e2e4", 0)  # 400 ms, twice again: it would end at 1500 ms
+    late = TimeUse(300, search_started_ms=90)  # 90 ms went before the search began
+    assert not late.enough(100, "e2e4", 0)  # the first depth took 10 ms (not 100): ends at 130
+    slowing = TimeUse(1000)
+    slowing.enough(10, "e2e4", 0)
+    assert slowing.enough(190, "e2e4", 0)  # 18 times the depth before is taken as 5 times
+
+
 class _Steady(RootSearch):
-    """A root search whose every depth finishes at once with the same best move."""
+    """A root search whose every depth finds the same best move, depth d taking 3**d steps."""
 
     mate_bound, aspiration, max_depth = 10_000, 50, 30
 
-    def __init__(self, manages_time):
-        self.manages_time = manages_time
+    def __init__(self, manages_time, step_ms):
+        self.manages_time, self.step_ms = manages_time, step_ms
         self.ctx = np.zeros(8, dtype=np.int64)
         self.stop = np.zeros(4, dtype=np.int64)
 
@@ -85,6 +97,7 @@ class _Steady(RootSearch):
         return 2 * mate
 
     def search(self, depth, alpha, beta, moves, values, tags, stoppable):
+        time.sleep(self.step_ms * 3 ** depth / 1000)
         values[:] = np.arange(len(moves))[::-1]
         return len(moves)
 
@@ -101,21 +114,12 @@ class _Steady(RootSearch):
         return 0
 
 
-def test_no_depth_starts_that_would_end_past_the_target():
-    steady = TimeUse(1000)
-    assert not steady.enough(100, "e2e4", 0)  # the next depth foretold at 3 x 100 ms
-    assert not steady.enough(300, "e2e4", 0)  # it took 200 ms, twice the one before: 400 more
-    assert steady.enough(700, "e2e4", 0)  # 400 ms, twice again: it would end at 1500 ms
-    slowing = TimeUse(1000)
-    slowing.enough(10, "e2e4", 0)
-    assert slowing.enough(190, "e2e4", 0)  # 18 times the depth before is taken as 5 times
-
-
 def test_deepening_that_manages_its_time_stops_before_the_target_and_others_run_on():
     position = SimpleNamespace(side_to_move=0)
-    limits = Limits(wtime=250_000)  # a budget of 10 s, of which 4 s are gone before the search
-    started = time.perf_counter() - 4.0
-    found = deepen(_Steady(True), position, limits, np.arange(3), started, None, None)
-    assert found.depth == 1 and found.move == 0
-    found = deepen(_Steady(False), position, limits, np.arange(3), started, None, None)
+    limits = Limits(wtime=2_500)  # a budget of 100 ms; depths end at 3, 12, 39, 120 ms ...
+    found = deepen(_Steady(True, 1.0), position, limits, np.arange(3), time.perf_counter(),
+                   None, None)
+    assert 2 <= found.depth <= 3 and found.move == 0  # depth 4 would end past 100 ms
+    found = deepen(_Steady(False, 0.0), position, limits, np.arange(3), time.perf_counter(),
+                   None, None)
     assert found.depth == _Steady.max_depth
