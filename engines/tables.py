@@ -5,6 +5,8 @@ option's range, `slots_for` turns it into the largest power-of-two number of slo
 and `install_table` puts the table on an object attribute once the machine's available memory
 can hold it. `install_hash_table` is the three in one call, as every game's table is made.
 `hashfull` is the table fill a search reports (UCI `hashfull`), from a sample of slots.
+`ThreadTable` is the table part of one search thread's buffers: its own table, or the table of
+another thread's buffers (lazy SMP helpers), with the context slots that describe the table.
 
 Invariants:
 - An installed table is zeroed and every one of its pages has been written once before it is
@@ -123,3 +125,38 @@ def install_hash_table(owner, attribute: str, hash_mb, maximum: int, slot_words:
     slots = slots_for(hash_mb, slot_words * np.dtype(dtype).itemsize, min_slots)
     install_table(owner, attribute, slots * slot_words, dtype, hash_mb)
     return slots
+
+
+class ThreadTable:
+    """A search thread's table, `tt`: its own (`set_hash`, given by the game's buffers) or,
+    for a helper thread, the one of the buffers it was made with (`table_of`).
+
+    The game's buffers hold their context array in `ctx` and name, in `shared_slots`, the
+    slots that describe the table (its mask, and its generation where entries are aged); a
+    helper copies them from the owner with the table. Only an owner clears the table."""
+
+    shared_slots: tuple[int, ...]
+    ctx: np.ndarray
+    tt: np.ndarray
+
+    def _take_table(self, hash_mb: int, table_of: Optional["ThreadTable"]) -> None:
+        """Make a table of `hash_mb` MB, or use `table_of`'s (call once `ctx` exists)."""
+        self.owns_table = table_of is None
+        if table_of is None:
+            self.set_hash(hash_mb)
+        else:
+            self.share_table(table_of)
+
+    def set_hash(self, hash_mb: int) -> None:
+        raise NotImplementedError
+
+    def share_table(self, other: "ThreadTable") -> None:
+        """Search in `other`'s table, as it stands now (call again after both `start`)."""
+        self.tt = other.tt
+        for slot in self.shared_slots:
+            self.ctx[slot] = other.ctx[slot]
+
+    def clear_table(self) -> None:
+        """Zero the table, when it is this thread's own."""
+        if self.owns_table:
+            self.tt.fill(0)

@@ -45,7 +45,7 @@ from engines.search_common import (
     new_stop_array,
     to_score,
 )
-from engines.tables import hashfull, install_hash_table
+from engines.tables import ThreadTable, hashfull, install_hash_table
 from engines.timeman import MAX_STRETCH, clock_start, deadline
 from engines.watchdog import elapsed_ms
 
@@ -60,9 +60,11 @@ MAX_DEPTH = 64
 ASPIRATION = 40
 
 
-class SearchBuffers:
+class SearchBuffers(ThreadTable):
     """The arrays one search thread works in; the table survives between searches (a helper
     thread's buffers use the main thread's table, `share_table`)."""
+
+    shared_slots = (SK.C_TT_MASK,)
 
     def __init__(self, hash_mb: int = DEFAULT_HASH_MB, table_of: Optional["SearchBuffers"] = None):
         self.undo = np.zeros(MAX_PLY * UNDO_SIZE, dtype=np.int64)
@@ -71,15 +73,7 @@ class SearchBuffers:
         self.ex = np.zeros(MAX_PLY * SK.EX_STRIDE, dtype=np.int64)
         self.ctx = np.zeros(SK.CTX_SIZE, dtype=np.int64)
         self.stop = new_stop_array()
-        self.owns_table = table_of is None
-        if table_of is None:
-            self.set_hash(hash_mb)
-        else:
-            self.share_table(table_of)
-
-    def share_table(self, other: "SearchBuffers") -> None:
-        self.tt = other.tt
-        self.ctx[SK.C_TT_MASK] = other.ctx[SK.C_TT_MASK]
+        self._take_table(hash_mb, table_of)
 
     def set_hash(self, hash_mb: int) -> None:
         """A fresh table of `hash_mb` MB, its pages touched now (not inside a timed search);
@@ -89,8 +83,7 @@ class SearchBuffers:
 
     def clear(self) -> None:
         """Forget what was learnt: the table (its owner's), the move-ordering memory."""
-        if self.owns_table:
-            self.tt[:] = 0
+        self.clear_table()
         self.ctx[SK.C_KILLERS:] = 0
 
     def start(self, node_limit: int = 0, quiescence: bool = True,

@@ -45,7 +45,7 @@ from engines.search_common import (
     new_stop_array,
     to_score,
 )
-from engines.tables import check_hash_mb, hashfull, install_hash_table
+from engines.tables import ThreadTable, check_hash_mb, hashfull, install_hash_table
 from engines.timeman import clock_start, deadline, move_budget_ms
 from engines.uttt import kernels as K
 from engines.uttt import search_kernels as SK
@@ -112,9 +112,11 @@ def wait_for_prover_code() -> None:
         loaded.wait()
 
 
-class SearchBuffers:
+class SearchBuffers(ThreadTable):
     """The arrays one search thread works in; the table survives between searches (a helper
-    thread's buffers use the main thread's table, `share_table`)."""
+    thread's buffers use the main thread's table, `share_table`, in its generation)."""
+
+    shared_slots = (SK.C_TT_MASK, SK.C_GEN)
 
     def __init__(self, hash_mb: int = DEFAULT_HASH_MB, table_of: Optional["SearchBuffers"] = None):
         self.stack = SK.new_stack()
@@ -125,17 +127,7 @@ class SearchBuffers:
         self.ctx[SK.C_LMR] = 1
         self.stop = new_stop_array()
         self.never = new_stop_array()  # the stop array of the unstoppable first iteration
-        self.owns_table = table_of is None
-        if table_of is None:
-            self.set_hash(hash_mb)
-        else:
-            self.share_table(table_of)
-
-    def share_table(self, other: "SearchBuffers") -> None:
-        """Search in `other`'s table, in its generation (call after both `start`)."""
-        self.tt = other.tt
-        self.ctx[SK.C_TT_MASK] = other.ctx[SK.C_TT_MASK]
-        self.ctx[SK.C_GEN] = other.ctx[SK.C_GEN]
+        self._take_table(hash_mb, table_of)
 
     def set_hash(self, hash_mb: int) -> None:
         """A fresh table of `hash_mb` MB, its pages touched now (not inside a timed search);
@@ -145,8 +137,7 @@ class SearchBuffers:
 
     def clear(self) -> None:
         """Forget what was learnt: the table (its owner's), the move-ordering memory."""
-        if self.owns_table:
-            self.tt.fill(0)
+        self.clear_table()
         self.ctx[SK.C_HISTORY:] = 0
         self.ctx[SK.C_GEN] = 0
 
