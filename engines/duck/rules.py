@@ -51,7 +51,7 @@ MAX_HASH_MB = 4096
 # on by default once a self-play SPRT accepted it; all off is the exact search.
 SELECTIVE_PIECES = (
     ("Late Move Reductions", "lmr", True),
-    ("Null Move Pruning", "null", False),
+    ("Null Move Pruning", "null", True),
     ("Futility Pruning", "futility", False),
     ("Delta Pruning", "delta", False),
 )
