@@ -160,9 +160,9 @@ def deepen(root: RootSearch, position, limits: Limits, moves: np.ndarray, starte
     lines_wanted = max(1, min(limits.multipv or 1, len(moves)))
     soft_ms = None
     budget = move_budget_ms(limits, position.side_to_move)
-    if root.soft_time_share is not None and budget is not None and limits.movetime is None:
-        soft_ms = (budget - elapsed_ms(started)) * root.soft_time_share
     on_clock = budget is not None and limits.movetime is None
+    if root.soft_time_share is not None and on_clock:
+        soft_ms = (budget - elapsed_ms(started)) * root.soft_time_share
     time_use = TimeUse(budget, elapsed_ms(started)) if root.manages_time and on_clock else None
     searching = time.perf_counter()
     found = Deepening()
