@@ -375,11 +375,54 @@ def _uttt_plies_before_end(positions: int, limit: float, seed: int, out: TextIO)
         out.flush()
 
 
-def bench_uttt(positions: int = 5, limit: float = 10.0, seed: int = 1,
+def _uttt_prover_threads(positions: int, limit: float, seed: int, threads: int,
+                         out: TextIO) -> int:
+    rows = uttt_bench.prover_threads(positions, limit, seed, threads)
+    out.write("\n")
+    _uttt_header(f"mallard bench uttt: the prover with 1 and {threads} threads; positions k plies "
+                 f"before the end of the games above, limit {limit:g} s per solve", out)
+    many = f"{threads} threads"
+    header = ["k", "game", "open", "value", "1 thread s", "1 thread nodes", f"{many} s",
+              f"{many} nodes", "speed-up"]
+    _compact_table_start(header, out)
+    failures = 0
+    solved = [0.0, 0.0]
+    speedups = []
+    for row in rows:
+        cells = [str(row.plies), str(row.game), str(row.open_cells)]
+        if not row.agree:
+            failures += 1
+            cells.append(f"DISAGREE {row.single.text}/{row.parallel.text}")
+        else:
+            cells.append(row.single.text if row.single.value is not None else row.parallel.text)
+        for outcome in (row.single, row.parallel):
+            cells += [f"{outcome.search_seconds:.2f}" if outcome.value is not None else "limit",
+                      f"{outcome.nodes:,}"]
+        if row.single.value is not None and row.parallel.value is not None:
+            solved[0] += row.single.search_seconds
+            solved[1] += row.parallel.search_seconds
+            speedup = row.single.search_seconds / max(1e-6, row.parallel.search_seconds)
+            speedups.append(speedup)
+            cells.append(f"{speedup:.2f}")
+        else:
+            cells.append("-")
+        out.write(_compact_row(cells) + "\n")
+        out.flush()
+    if speedups:
+        out.write(_compact_row([
+            "both solved", str(len(speedups)), "", "", f"{solved[0]:.2f}", "", f"{solved[1]:.2f}",
+            "", f"{solved[0] / max(1e-6, solved[1]):.2f} in total, median "
+            f"{statistics.median(speedups):.2f}"]) + "\n")
+    return failures
+
+
+def bench_uttt(positions: int = 5, limit: float = 10.0, seed: int = 1, threads: int = 1,
                out: TextIO = sys.stdout) -> int:
     failures = _uttt_perft(out)
     failures += _uttt_prover(positions, limit, seed, out)
     _uttt_plies_before_end(positions, limit, seed, out)
+    if threads > 1:
+        failures += _uttt_prover_threads(positions, limit, seed, threads, out)
     return 1 if failures else 0
 
 

@@ -229,7 +229,7 @@ def _prove(args) -> int:
 
     compile_cache.announce_compile("uttt")
     position = get_game("uttt").parse_position(args.position)
-    prover = Prover(hash_mb=args.hash, critical=not args.no_critical)
+    prover = Prover(hash_mb=args.hash, critical=not args.no_critical, threads=args.threads)
     outcome, interrupted = solve_interruptibly(prover, position, args.limit)
     print(format_outcome(position, outcome))
     return 130 if interrupted else 0
@@ -238,7 +238,7 @@ def _prove(args) -> int:
 def _bench_uttt(args) -> int:
     from protocol.bench import bench_uttt
 
-    return bench_uttt(args.positions, args.limit, args.seed)
+    return bench_uttt(args.positions, args.limit, args.seed, args.threads)
 
 
 def _bench_signatures(args) -> int:
@@ -456,6 +456,8 @@ def _add_uttt_bench(benchmarks) -> None:
     ut.add_argument("--limit", type=positive_seconds, default=10.0, metavar="SECONDS",
                     help="time limit per proof")
     ut.add_argument("--seed", type=non_negative_int, default=1, help="random seed")
+    _add_threads_argument(ut, 1, "with more than 1, a last table compares the prover's speed "
+                          "with 1 thread and with this many")
     ut.set_defaults(run=_bench_uttt)
 
 
@@ -522,6 +524,7 @@ def _add_prove(commands) -> None:
                        help="without the critical-board analysis")
     prove.add_argument("--hash", type=positive_int, default=64, metavar="MB",
                        help="table size in MB")
+    _add_threads_argument(prove, 1, "search threads sharing the table")
     prove.set_defaults(run=_prove)
 
 

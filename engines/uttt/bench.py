@@ -12,6 +12,8 @@ uttt`), and the game's bench signature. Every random position is drawn from
    complete games (the same games in every row) stepped back k plies, each solved within a time
    limit (critical analysis on). Rows stop at k = 40, after a row that solves nothing, or after
    two rows in a row that solve at most a quarter.
+4. The prover with 1 and N threads (`prover_threads`): the same games stepped back
+   THREADS_PLIES plies (positions the prover solves in a fraction of a second to seconds).
 
 Every solve starts from an empty table (64 MB). `SIGNATURE` holds positions with more than the
 searcher's `PROVER_MAX_OPEN` open cells: a depth-limited search asks the prover for a slice of
@@ -215,3 +217,43 @@ def plies_before_end(positions: int, limit: float, seed: int) -> Iterator[PliesB
         if row.solved == 0 or weak_rows >= 2:
             break
         plies += PLIES_STEP
+
+
+# --- the prover with more threads -------------------------------------------------------------
+
+THREADS_PLIES = (22, 24, 26)
+
+
+@dataclass(frozen=True)
+class ThreadsComparison:
+    """One position solved with one thread (`single`) and with several (`parallel`)."""
+
+    plies: int
+    game: int
+    open_cells: int
+    single: ProofOutcome
+    parallel: ProofOutcome
+
+    @property
+    def agree(self) -> bool:
+        return self.single.value is None or self.parallel.value is None or \
+            self.single.value == self.parallel.value
+
+
+def prover_threads(positions: int, limit: float, seed: int,
+                   threads: int) -> Iterator[ThreadsComparison]:
+    """The positions THREADS_PLIES plies before the end of `plies_before_end`'s games, each
+    solved within `limit` seconds with 1 thread and with `threads` (fresh table each)."""
+    rng = random.Random(seed + 1)
+    games = [random_game(rng) for _ in range(positions)]
+    single, parallel = Prover(HASH_MB), Prover(HASH_MB, threads=threads)
+    _warm_up([single, parallel])
+    for plies in THREADS_PLIES:
+        for index, game in enumerate(games):
+            if len(game) > plies:
+                position = game[-1 - plies]
+                yield ThreadsComparison(
+                    plies, index + 1, open_cells(position),
+                    single.solve(position, time_limit=limit, details=False),
+                    parallel.solve(position, time_limit=limit, details=False))
+

@@ -28,6 +28,10 @@ the table has dropped entries; those nodes are `walk_nodes`, not `nodes`):
   against the loser's most stubborn replies (the most-worked child), to the end of the game; for
   a draw each side plays a move after which the opponent is proven not to win.
 
+Threads: `threads` > 1 runs that many searches of each proof at once on one shared table
+(`prover_kernels`); the first to decide the root stops the others, and the answer is the same.
+`nodes` then counts every thread's nodes; `node_limit` counts the first thread's only.
+
 Limits: `node_limit` (0 = none) bounds the nodes of both searches together, `time_limit` (seconds)
 their wall time; `stop_flag` (a numpy array, non-zero first element) and `request_stop()` stop a
 search from another thread. The kernels poll every 4096 nodes with the GIL released.
@@ -71,11 +75,22 @@ class ProofOutcome:
     walk_nodes: int = 0           # nodes re-searched while reading the proof back
 
 
+class _Helper:
+    """A helper thread's own search buffers and counters (the table is the prover's)."""
+
+    def __init__(self, index: int):
+        self.ctx = np.zeros(PK.CTX_SIZE, dtype=np.int64)
+        self.ctx[PK.C_THREAD] = index
+        self.stack, self.moves, self.keys, self.pns, self.dns, _ = PK.new_buffers()
+        self.status = PK.UNKNOWN
+        self.error: Optional[BaseException] = None
+
+
 class Prover:
     """df-pn prover; one search at a time, `request_stop` from any thread."""
 
     def __init__(self, hash_mb: int = 64, critical: bool = True, dead_lines: bool = True,
-                 mobility: bool = True):
+                 mobility: bool = True, threads: int = 1):
         self.ctx = np.zeros(PK.CTX_SIZE, dtype=np.int64)
         self.stop = np.zeros(1, dtype=np.int64)
         (self.stack, self.moves, self.keys, self.pns, self.dns,
@@ -84,9 +99,13 @@ class Prover:
         self.critical = critical
         self.dead_lines = dead_lines
         self.user_stopped = False
+        self._halted = False  # a stop request or the watchdog: what a finished helper must not undo
+        self._stop_lock = threading.Lock()  # _halted and stop[0] change together
+        self.helper_nodes = 0
         self.ctx[PK.C_FLAGS] = (PK.CRITICAL if critical else 0) | (
             PK.DEAD_LINES if dead_lines else 0) | (PK.MOBILITY if mobility else 0)
         self.set_hash(hash_mb)
+        self.set_threads(threads)
         self._game = UtttGame()
 
     # --- configuration ------------------------------------------------------------------------
@@ -97,27 +116,45 @@ class Prover:
                                      1 << 8)
         self.ctx[PK.C_TT_MASK] = buckets - 1
 
+    def set_threads(self, threads: int) -> None:
+        """Search with `threads` threads (1 or more) from the next proof on."""
+        if threads < 1:
+            raise ValueError(f"threads must be at least 1, not {threads!r}")
+        self.busy = np.zeros((threads, PK.BUSY_SLOTS), dtype=np.int64)
+        self.helpers = [_Helper(index) for index in range(1, threads)]
+        for helper in self.helpers:
+            helper.ctx[PK.C_FLAGS] = self.ctx[PK.C_FLAGS]
+
+    @property
+    def threads(self) -> int:
+        return 1 + len(self.helpers)
+
     def clear(self) -> None:
         self.tt.fill(0)
 
     def request_stop(self) -> None:
         """Ask the running search to unwind (safe from another thread)."""
         self.user_stopped = True
-        self.stop[0] = 1
+        self._halt()
 
     def _halt(self) -> None:
         """The watchdog's stop: the time limit or the caller's flag."""
-        self.stop[0] = 1
+        with self._stop_lock:
+            self._halted = True
+            self.stop[0] = 1
 
     @property
     def nodes(self) -> int:
+        """The first thread's nodes (the node limit's count; the helpers' are `helper_nodes`)."""
         return int(self.ctx[PK.C_NODES])
 
     def _start(self, node_limit: int) -> None:
         self.ctx[PK.C_NODES] = 0
         self.ctx[PK.C_ABORTED] = 0
         self.ctx[PK.C_NODE_LIMIT] = max(0, int(node_limit or 0))
+        self.helper_nodes = 0
         self.user_stopped = False
+        self._halted = False
         self.stop[0] = 0
 
     def _position(self, position: Union[UtttPosition, str]) -> UtttPosition:
@@ -127,8 +164,52 @@ class Prover:
 
     def _search(self, state: np.ndarray, attacker: int) -> int:
         self.stack[0] = state
-        return int(PK.prove_kernel(self.stack, np.int64(attacker), self.ctx, self.tt, self.stop,
-                                   self.moves, self.keys, self.pns, self.dns))
+        if not self.helpers:
+            return self._kernel(self, attacker)
+        self.busy.fill(0)
+        workers = []
+        for helper in self.helpers:
+            helper.stack[0] = state
+            helper.ctx[PK.C_NODES] = 0
+            helper.ctx[PK.C_ABORTED] = 0
+            helper.ctx[PK.C_TT_MASK] = self.ctx[PK.C_TT_MASK]
+            helper.status, helper.error = PK.UNKNOWN, None
+            worker = threading.Thread(target=self._help, args=(helper, attacker),
+                                      name=f"mallard-prover-{int(helper.ctx[PK.C_THREAD])}",
+                                      daemon=True)
+            worker.start()
+            workers.append(worker)
+        try:
+            status = self._kernel(self, attacker)
+        finally:
+            self.stop[0] = 2  # the others stop too (a helper that decided the root has already)
+            for worker in workers:
+                worker.join()
+            with self._stop_lock:
+                self.stop[0] = 1 if self._halted else 0
+        for helper in self.helpers:
+            self.helper_nodes += int(helper.ctx[PK.C_NODES])
+            if helper.error is not None:
+                raise helper.error
+            if status == PK.UNKNOWN:
+                status = helper.status
+        if status != PK.UNKNOWN:
+            self.ctx[PK.C_ABORTED] = 0  # stopped only because a helper had decided the root
+        return status
+
+    def _kernel(self, buffers, attacker: int) -> int:
+        """One thread's search of the root in `buffers.stack[0]` (the prover's or a helper's)."""
+        return int(PK.prove_kernel(buffers.stack, np.int64(attacker), buffers.ctx, self.tt,
+                                   self.stop, buffers.moves, buffers.keys, buffers.pns,
+                                   buffers.dns, self.busy))
+
+    def _help(self, helper: _Helper, attacker: int) -> None:
+        try:
+            helper.status = self._kernel(helper, attacker)
+        except BaseException as error:  # handed to the searching thread
+            helper.error = error
+        finally:
+            self.stop[0] = 2  # the root is decided (or everything is stopping): all stop
 
     # --- proving ------------------------------------------------------------------------------
     def prove_win(self, position, attacker: int, node_limit: int = 0,
@@ -146,7 +227,7 @@ class Prover:
         finally:
             if watchdog is not None:
                 watchdog.finish()
-        return _as_bool(status), self.nodes
+        return _as_bool(status), self.nodes + self.helper_nodes
 
     def solve(self, position, node_limit: int = 0, time_limit: Optional[float] = None,
               stop_flag: Optional[np.ndarray] = None, details: bool = True) -> ProofOutcome:
@@ -177,7 +258,8 @@ class Prover:
         finally:
             if watchdog is not None:
                 watchdog.finish()
-        nodes = self.nodes
+        searched = self.nodes
+        nodes = searched + self.helper_nodes
         search_seconds = time.perf_counter() - started
         proof_size, pv, walk_nodes = -1, [], 0
         if value is not None and details:
@@ -194,7 +276,7 @@ class Prover:
                 proof_size = self._proof_size(state, side, value)
                 self._allow(budget)
                 pv = self._principal_variation(state, side, value)
-                walk_nodes = self.nodes - nodes
+                walk_nodes = self.nodes - searched
             finally:
                 if watchdog is not None:
                     watchdog.finish()

@@ -22,6 +22,14 @@ share one table. `work` is the number of nodes ever spent below the entry (alway
 entry, 0 in an empty one); a new entry evicts the bucket's entry with the least work. Nodes
 decided statically are never stored: they are recomputed when their parent expands.
 
+Threads: several searches of the same root may share the table, without locks (the key word
+is checked against the other three, and a decided entry is never overwritten by undecided
+numbers). Proofs stay exact: an entry is decided only by a proof of that position, whichever
+thread found it, and the game has no cycles. Each thread counts the searches it has open in its
+own row of `busy`; when choosing a child, a thread sees a child the others are in as worse by
+its delta once per other thread, and goes elsewhere when that child still leaves progress to
+make (`_mid`), so the threads spread over the tree and meet through the table.
+
 Static decisions (`static_value`), in this order:
 - the game is over (state[S_RESULT]): proven iff the attacker has won;
 - dead lines (flag DEAD_LINES): no global line can still be completed by the attacker — every
@@ -97,11 +105,13 @@ MOBILITY = 4
 C_NODES, C_NODE_LIMIT, C_ABORTED, C_FLAGS, C_OUT_PN, C_OUT_DN, C_TT_MASK = range(7)
 C_WALK_FULL = 7      # the proof walk's visited set overflowed
 C_WALK_FAILED = 8    # the proof walk met a node whose value it could not re-establish
+C_THREAD = 9         # this search thread's row of `busy` (0 for the first)
 CTX_SIZE = 16
 POLL_MASK = 4095
 
-TT_WORDS = 4         # key, pn, dn, work
+TT_WORDS = 4         # key (XOR the other three: `tt_read`), pn, dn, work
 BUCKET = 4
+BUSY_SLOTS = 1 << 14  # per thread: open searches by key slot (a path holds at most 81)
 
 GLOBAL_LINES = np.array(LINES, dtype=np.int64)
 
@@ -125,34 +135,66 @@ def tt_key(state, attacker):
 
 
 @njit(cache=True, nogil=True)
-def tt_probe(tt, bucket_mask, key):
-    """Offset of the entry for `key` in `tt`, or -1."""
+def tt_read(tt, bucket_mask, key):
+    """(pn, dn, work) of the entry for `key`; work 0 when there is none. Threads write entries
+    without locks, so the key word is stored XOR the other three: an entry whose words two
+    threads wrote at once fails the check like any other position's."""
     base = (key & bucket_mask) * (BUCKET * TT_WORDS)
     for slot in range(BUCKET):
         entry = base + slot * TT_WORDS
-        if tt[entry + 3] != 0 and tt[entry] == key:
-            return entry
-    return -1
+        pn = tt[entry + 1]
+        dn = tt[entry + 2]
+        work = tt[entry + 3]
+        if work != 0 and tt[entry] ^ pn ^ dn ^ work == key:
+            return pn, dn, work
+    return np.int64(0), np.int64(0), np.int64(0)
 
 
 @njit(cache=True, nogil=True)
 def tt_store(tt, bucket_mask, key, pn, dn, work):
-    """Writes (pn, dn, work) for `key`, over its own entry or the bucket's least-worked one."""
+    """Writes (pn, dn, work) for `key`, over its own entry or the bucket's least-worked one.
+    A decided entry is never replaced by undecided numbers for the same position: those can
+    only be another thread's, computed before the proof or disproof was found."""
     base = (key & bucket_mask) * (BUCKET * TT_WORDS)
     victim = base
     least = tt[base + 3]
     for slot in range(BUCKET):
         entry = base + slot * TT_WORDS
-        if tt[entry + 3] != 0 and tt[entry] == key:
+        old_pn = tt[entry + 1]
+        old_dn = tt[entry + 2]
+        old_work = tt[entry + 3]
+        if old_work != 0 and tt[entry] ^ old_pn ^ old_dn ^ old_work == key:
+            if (old_pn == 0 or old_dn == 0) and pn != 0 and dn != 0:
+                return
             victim = entry
             break
-        if tt[entry + 3] < least:
-            least = tt[entry + 3]
+        if old_work < least:
+            least = old_work
             victim = entry
-    tt[victim] = key
+    work = max(work, np.int64(1))
+    tt[victim] = key ^ pn ^ dn ^ work
     tt[victim + 1] = pn
     tt[victim + 2] = dn
-    tt[victim + 3] = max(work, 1)
+    tt[victim + 3] = work
+
+
+# --- threads: where the others are ------------------------------------------------------------
+@njit(cache=True, nogil=True)
+def _mark(busy, thread, key, step):
+    """Adds `step` to this thread's count of searches open at `key`'s slot (its own row only:
+    no two threads write one word)."""
+    busy[thread, key & (busy.shape[1] - 1)] += step
+
+
+@njit(cache=True, nogil=True)
+def _busy_elsewhere(busy, thread, key):
+    """How many searches the other threads have open at `key`'s slot."""
+    slot = key & (busy.shape[1] - 1)
+    count = np.int64(0)
+    for other in range(busy.shape[0]):
+        if other != thread:
+            count += busy[other, slot]
+    return count
 
 
 # --- static analysis --------------------------------------------------------------------------
@@ -288,7 +330,7 @@ def _finish(ctx, is_or, phi, delta):
 
 
 @njit(cache=True, nogil=True)
-def _mid(stack, ply, attacker, th_phi, th_delta, ctx, tt, stop, moves, keys, pns, dns):
+def _mid(stack, ply, attacker, th_phi, th_delta, ctx, tt, stop, moves, keys, pns, dns, busy):
     """Searches stack[ply] until phi >= th_phi or delta >= th_delta (or the search aborts);
     leaves the node's (pn, dn) in ctx[C_OUT_PN], ctx[C_OUT_DN] and in the table.
     keys[i] == 0 marks a child decided statically (its numbers are then in pns/dns)."""
@@ -297,12 +339,8 @@ def _mid(stack, ply, attacker, th_phi, th_delta, ctx, tt, stop, moves, keys, pns
     flags = ctx[C_FLAGS]
     key = tt_key(state, attacker)
     is_or = state[S_SIDE] == attacker
-    old_work = np.int64(0)
-    entry = tt_probe(tt, bucket_mask, key)
-    if entry >= 0:
-        pn = tt[entry + 1]
-        dn = tt[entry + 2]
-        old_work = tt[entry + 3]
+    pn, dn, old_work = tt_read(tt, bucket_mask, key)
+    if old_work != 0:
         phi = pn if is_or else dn
         delta = dn if is_or else pn
         if phi >= th_phi or delta >= th_delta or ctx[C_ABORTED] != 0:
@@ -316,6 +354,9 @@ def _mid(stack, ply, attacker, th_phi, th_delta, ctx, tt, stop, moves, keys, pns
         if stop[0] != 0 or (ctx[C_NODE_LIMIT] > 0 and ctx[C_NODES] >= ctx[C_NODE_LIMIT]):
             ctx[C_ABORTED] = 1
     first_node = ctx[C_NODES]
+    thread = ctx[C_THREAD]
+    sharing = busy.shape[0] > 1
+    _mark(busy, thread, key, 1)
 
     # expand: every child is evaluated statically; a decisive one settles the node at once
     base = ply * 81
@@ -360,6 +401,7 @@ def _mid(stack, ply, attacker, th_phi, th_delta, ctx, tt, stop, moves, keys, pns
         pn = np.int64(0) if attacker_wins else INF
         dn = INF if attacker_wins else np.int64(0)
         tt_store(tt, bucket_mask, key, pn, dn, old_work + ctx[C_NODES] - first_node + 1)
+        _mark(busy, thread, key, -1)
         ctx[C_OUT_PN] = pn
         ctx[C_OUT_DN] = dn
         return 0
@@ -367,21 +409,27 @@ def _mid(stack, ply, attacker, th_phi, th_delta, ctx, tt, stop, moves, keys, pns
     phi = np.int64(0)
     delta = np.int64(0)
     while True:
-        # the node's numbers from its children (re-read from the table: transpositions)
+        # the node's numbers from its children (re-read from the table: transpositions, and
+        # the other threads' work)
         phi = INF
         delta = np.int64(0)
         delta_saturated = False
         best = -1
         best_phi = np.int64(0)
         delta_2 = INF
+        # with other threads: the child to search when a child they are in counts as worse,
+        # by its own delta per thread (so they spread over equally good children)
+        pick = -1
+        pick_delta = INF
+        pick_delta_2 = INF
         for index in range(count):
             slot = base + index
             child_key = keys[slot]
             if child_key != 0:
-                found = tt_probe(tt, bucket_mask, child_key)
-                if found >= 0:
-                    pns[slot] = tt[found + 1]
-                    dns[slot] = tt[found + 2]
+                found_pn, found_dn, found_work = tt_read(tt, bucket_mask, child_key)
+                if found_work != 0:
+                    pns[slot] = found_pn
+                    dns[slot] = found_dn
             child_delta = pns[slot] if is_or else dns[slot]
             child_phi = dns[slot] if is_or else pns[slot]
             if child_phi >= INF:
@@ -395,18 +443,38 @@ def _mid(stack, ply, attacker, th_phi, th_delta, ctx, tt, stop, moves, keys, pns
                 best_phi = child_phi
             elif child_delta < delta_2:
                 delta_2 = child_delta
+            if sharing:
+                seen = child_delta
+                if child_key != 0 and child_delta < INF:
+                    others = _busy_elsewhere(busy, thread, child_key)
+                    seen = min(INF - 1, child_delta + others * max(child_delta, np.int64(1)))
+                if seen < pick_delta:
+                    pick_delta_2 = pick_delta
+                    pick_delta = seen
+                    pick = index
+                elif seen < pick_delta_2:
+                    pick_delta_2 = seen
         if delta_saturated:
             delta = INF
         elif delta >= INF:
             delta = INF - 1
         if phi >= th_phi or delta >= th_delta or ctx[C_ABORTED] != 0:
             break
-        child_th_phi = th_delta - (delta - best_phi)
         child_th_delta = min(th_phi, _widened(delta_2))
+        if sharing and pick != best:
+            # the other threads' child stays theirs if this one can still make progress in
+            # another: its own delta must be below the threshold it would get
+            pick_th_delta = min(th_phi, _widened(pick_delta_2))
+            slot = base + pick
+            if (pns[slot] if is_or else dns[slot]) < pick_th_delta:
+                best = pick
+                best_phi = dns[slot] if is_or else pns[slot]
+                child_th_delta = pick_th_delta
+        child_th_phi = th_delta - (delta - best_phi)
         copy_state(child, state)
         make_move(child, moves[base + best])
         _mid(stack, ply + 1, attacker, child_th_phi, child_th_delta, ctx, tt, stop, moves, keys,
-             pns, dns)
+             pns, dns, busy)
         # the child's own result, in case the table could not keep it
         slot = base + best
         pns[slot] = ctx[C_OUT_PN]
@@ -414,18 +482,20 @@ def _mid(stack, ply, attacker, th_phi, th_delta, ctx, tt, stop, moves, keys, pns
     pn = phi if is_or else delta
     dn = delta if is_or else phi
     tt_store(tt, bucket_mask, key, pn, dn, old_work + ctx[C_NODES] - first_node + 1)
+    _mark(busy, thread, key, -1)
     _finish(ctx, is_or, phi, delta)
     return 0
 
 
 @njit(cache=True, nogil=True)
-def search_at(stack, ply, attacker, ctx, tt, stop, moves, keys, pns, dns):
+def search_at(stack, ply, attacker, ctx, tt, stop, moves, keys, pns, dns, busy):
     """Proves or disproves "attacker wins" from stack[ply]: PROVEN, DISPROVEN or UNKNOWN
-    (stopped, or over the node limit)."""
+    (stopped, or over the node limit). `busy` holds one row per search thread sharing `tt`
+    (ctx[C_THREAD] is this one's): the counts of searches each has open, by key slot."""
     value = static_value(stack[ply], attacker, ctx[C_FLAGS])
     if value != UNKNOWN:
         return value
-    _mid(stack, ply, attacker, INF, INF, ctx, tt, stop, moves, keys, pns, dns)
+    _mid(stack, ply, attacker, INF, INF, ctx, tt, stop, moves, keys, pns, dns, busy)
     if ctx[C_OUT_PN] == 0:
         return PROVEN
     if ctx[C_OUT_DN] == 0:
@@ -434,17 +504,16 @@ def search_at(stack, ply, attacker, ctx, tt, stop, moves, keys, pns, dns):
 
 
 @njit(cache=True, nogil=True)
-def prove_kernel(stack, attacker, ctx, tt, stop, moves, keys, pns, dns):
+def prove_kernel(stack, attacker, ctx, tt, stop, moves, keys, pns, dns, busy):
     """`search_at` from the root row stack[0]."""
-    return search_at(stack, np.int64(0), attacker, ctx, tt, stop, moves, keys, pns, dns)
+    return search_at(stack, np.int64(0), attacker, ctx, tt, stop, moves, keys, pns, dns, busy)
 
 
 # --- reading the result back ------------------------------------------------------------------
 @njit(cache=True, nogil=True)
 def entry_work(state, attacker, ctx, tt):
     """The work stored for a position (0 when it has no entry)."""
-    entry = tt_probe(tt, ctx[C_TT_MASK], tt_key(state, attacker))
-    return tt[entry + 3] if entry >= 0 else np.int64(0)
+    return tt_read(tt, ctx[C_TT_MASK], tt_key(state, attacker))[2]
 
 
 @njit(cache=True, nogil=True)
@@ -480,18 +549,20 @@ def _choose_child(stack, ply, attacker, target, ctx, tt, stop, moves, keys, pns,
         make_move(child, walk_moves[base + index])
         if static_value(child, attacker, flags) == target:
             return index
-        entry = tt_probe(tt, ctx[C_TT_MASK], tt_key(child, attacker))
-        if entry >= 0:
-            wanted = tt[entry + 1] == 0 if target == PROVEN else tt[entry + 2] == 0
-            if wanted and tt[entry + 3] < best_work:
+        pn, dn, work = tt_read(tt, ctx[C_TT_MASK], tt_key(child, attacker))
+        if work != 0:
+            wanted = pn == 0 if target == PROVEN else dn == 0
+            if wanted and work < best_work:
                 best = index
-                best_work = tt[entry + 3]
+                best_work = work
     if best >= 0:
         return best
+    alone = np.zeros((1, 1), dtype=np.int64)  # the walk runs after the search, on one thread
     for index in range(count):
         copy_state(child, state)
         make_move(child, walk_moves[base + index])
-        if search_at(stack, ply + 1, attacker, ctx, tt, stop, moves, keys, pns, dns) == target:
+        if search_at(stack, ply + 1, attacker, ctx, tt, stop, moves, keys, pns, dns,
+                     alone) == target:
             return index
         if ctx[C_ABORTED] != 0:
             return -1

@@ -289,8 +289,9 @@ class UtttSearcher(Searcher):
             raise
 
     def set_threads(self, threads: int) -> None:
-        """Search on `threads` threads sharing the table (lazy SMP, `engines.driver`); the
-        prover stays on one, and so does a search with a node limit (it stays repeatable)."""
+        """Search on `threads` threads sharing the table (lazy SMP, `engines.driver`), and prove
+        on as many (`Prover`'s threads); a search with a node limit stays on one thread, prover
+        included (it stays repeatable)."""
         self.helpers = [SearchBuffers(table_of=self.buffers) for _ in range(max(1, threads) - 1)]
 
     def clear(self) -> None:
@@ -437,7 +438,8 @@ class UtttSearcher(Searcher):
         if hard_deadline is not None:
             walk_end = min(walk_end, hard_deadline)
         outcome = self._run_prover(lambda prover, stop: prover.solve(
-            position, node_limit=nodes, time_limit=seconds, stop_flag=stop), stop_flag, walk_end)
+            position, node_limit=nodes, time_limit=seconds, stop_flag=stop), stop_flag, walk_end,
+            threads=1 if node_limit else 1 + len(self.helpers))
         spent = outcome.nodes + outcome.walk_nodes
         value = outcome.value
         if value is None:
@@ -454,10 +456,13 @@ class UtttSearcher(Searcher):
         self._remember(position, proof)
         return proof, spent
 
-    def _run_prover(self, call, stop_flag: Optional[np.ndarray], end: Optional[float]):
-        """call(prover, stop) under a watchdog that raises `stop` at `end` or on the caller's
-        flag."""
+    def _run_prover(self, call, stop_flag: Optional[np.ndarray], end: Optional[float],
+                    threads: int):
+        """call(prover, stop) on `threads` threads under a watchdog that raises `stop` at `end`
+        or on the caller's flag."""
         prover, stop = self.prover(), self._prover_stop
+        if prover.threads != threads:
+            prover.set_threads(threads)
         stop[0] = 0
         limiter = Watchdog(lambda: stop.__setitem__(0, 1), stop_flag, end)
         limiter.start()
@@ -485,7 +490,7 @@ class UtttSearcher(Searcher):
             end = min(end, hard_deadline)
         wins, _ = self._run_prover(lambda prover, stop: prover.prove_win(
             child, 1 - position.side_to_move, time_limit=seconds, stop_flag=stop),
-            stop_flag, end)
+            stop_flag, end, threads=1 + len(self.helpers))
         return not wins
 
     def _remember(self, position, proof: Proof) -> None:

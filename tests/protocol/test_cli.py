@@ -141,6 +141,7 @@ def test_match_help_goes_to_stdout_with_status_0(flag):
     (["bench", "--variant", "chess"], "usage: mallard bench [-h] [--variant VARIANT] "
      "[BENCHMARK ...]", "invalid choice: 'chess'"),
     (["prove", "uttt", "x", "--limit", "-1"], "usage: mallard prove", "positive number"),
+    (["prove", "uttt", "x", "--threads", "0"], "usage: mallard prove", "0 is below 1"),
     (["book", "build", "--depth", "3", "--cluster", "10.0.0.5"], "usage: mallard book build",
      "is not a cluster address: tcp://HOST:PORT or local[:N]"),
     (["bench", "duck-match", "--cluster", "local:0"], "usage: mallard bench duck-match",

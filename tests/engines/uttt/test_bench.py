@@ -35,3 +35,18 @@ def test_random_late_position_draws_what_the_kernel_loop_drew():
                 break
         position = random_late_position(random.Random(seed), 38)
         assert np.array_equal(position.state, state) and open_cells(position) <= 38
+
+
+def test_prover_threads_table_solves_each_position_twice_and_agrees():
+    import io
+
+    from protocol.bench import _uttt_prover_threads
+
+    out = io.StringIO()
+    assert _uttt_prover_threads(1, 2.0, 1, 2, out) == 0
+    rows = [line for line in out.getvalue().splitlines() if line.startswith("| 2")]
+    assert [row.split("|")[1].strip() for row in rows] == ["22", "24", "26"]
+    for row in rows:
+        cells = [cell.strip() for cell in row.split("|")[1:-1]]
+        assert cells[3] in ("X wins", "O wins", "draw", "unknown")
+        assert int(cells[5].replace(",", "")) > 0 and int(cells[7].replace(",", "")) > 0

@@ -243,6 +243,65 @@ def test_small_table_still_proves_and_reads_the_proof_back(game):
         _check_pv(game, position.state, outcome)
 
 
+# --- threads ------------------------------------------------------------------------------------
+def test_two_threads_agree_with_exhaustive_minimax(game, oracle_cases):
+    cases, _ = oracle_cases
+    prover = Prover(hash_mb=16, threads=2)
+    for state, expected in cases[:60]:
+        outcome = prover.solve(UtttPosition(game, state))
+        assert outcome.value == expected, UtttPosition(game, state).fen()
+        _check_pv(game, state, outcome)
+    assert not prover.busy.any(), "a search left a mark behind"
+
+
+@pytest.mark.parametrize("hash_mb", [1, 64])
+def test_two_threads_agree_with_one_beyond_the_oracle(game, hash_mb):
+    """Positions that take thousands of nodes, so that both threads work and meet in the table
+    (with 1 MB, while it evicts)."""
+    rng = random.Random(29 + hash_mb)
+    one, two = Prover(hash_mb=hash_mb), Prover(hash_mb=hash_mb, threads=2)
+    helped = 0
+    for _ in range(6):
+        position = UtttPosition(game, random_late_state(rng, 32))
+        expected = one.solve(position)
+        outcome = two.solve(position)
+        assert expected.value is not None and outcome.value == expected.value, position.fen()
+        _check_pv(game, position.state, outcome)
+        assert outcome.nodes == two.nodes + two.helper_nodes - outcome.walk_nodes
+        helped += two.helper_nodes
+    assert helped > 0
+
+
+def test_table_refuses_torn_entries_and_keeps_decided_ones():
+    tt = np.zeros(PK.BUCKET * PK.TT_WORDS * 4, dtype=np.int64)
+    mask = np.int64(3)
+    key, other = np.int64(0x1234_5678_9ABC_DEF1), np.int64(0x0FED_CBA9_8765_4321)
+    PK.tt_store(tt, mask, key, np.int64(5), np.int64(7), np.int64(100))
+    assert PK.tt_read(tt, mask, key) == (5, 7, 100)
+    entry = next(e for e in range(0, len(tt), PK.TT_WORDS) if tt[e + 3] == 100)
+    tt[entry + 1] = 0  # a pn another thread wrote between this entry's words
+    assert PK.tt_read(tt, mask, key)[2] == 0, "a torn entry was read as a proof"
+    PK.tt_store(tt, mask, other, np.int64(0), PK.INF, np.int64(10))
+    PK.tt_store(tt, mask, other, np.int64(3), np.int64(4), np.int64(20))  # stale numbers
+    assert PK.tt_read(tt, mask, other) == (0, PK.INF, 10)
+    PK.tt_store(tt, mask, key, PK.INF, np.int64(0), np.int64(30))  # a decision replaces numbers
+    assert PK.tt_read(tt, mask, key) == (PK.INF, 0, 30)
+
+
+def test_two_threads_stop_on_request_and_on_time(game):
+    prover = Prover(hash_mb=16, threads=2)
+    outcome, latency = _stopped_within(lambda: prover.solve(game.start_position()),
+                                       prover.request_stop, 5.0)
+    assert outcome.value is None and latency < 1.0
+    assert prover.helper_nodes > 0
+    started = time.perf_counter()
+    outcome = prover.solve(game.start_position(), time_limit=0.3)
+    assert outcome.value is None and time.perf_counter() - started < 1.5
+    assert not any(thread.name.startswith("mallard-prover") for thread in threading.enumerate())
+    with pytest.raises(ValueError):
+        prover.set_threads(0)
+
+
 def test_node_limit_gives_unknown(game):
     outcome = Prover(hash_mb=4).solve(game.start_position(), node_limit=20_000)
     assert outcome.value is None and outcome.text == "unknown"
@@ -304,7 +363,7 @@ def test_finished_positions_and_the_game_api(game, oracle_cases):
 # --- the command line ---------------------------------------------------------------------------
 def test_prove_command_prints_one_line(capsys):
     text, expected = REFERENCE_PROVEN[2]
-    for extra in ([], ["--no-critical"], ["--limit", "30", "--hash", "8"]):
+    for extra in ([], ["--no-critical"], ["--limit", "30", "--hash", "8"], ["--threads", "2"]):
         assert main(["prove", "uttt", text] + extra) == 0
         lines = capsys.readouterr().out.strip().splitlines()
         assert len(lines) == 1

@@ -16,7 +16,7 @@ from engines import get_game
 from engines.base import Limits, Score
 from engines.timeman import move_budget_ms
 from engines.uttt import kernels as K
-from engines.uttt.searcher import UtttSearcher
+from engines.uttt.searcher import UtttSearcher, wait_for_prover_code
 
 MATE = 30000
 
@@ -235,7 +235,7 @@ def test_clock_limits_go_through_the_time_manager(game, searcher):
 
 
 @pytest.mark.parametrize("max_open,wait,threads", [(81, 0.3, 1), (45, 0.05, 1), (30, 0.3, 1),
-                                                   (81, 0.3, 2)])
+                                                   (81, 0.3, 2), (45, 0.05, 2)])
 def test_stop_flag_from_another_thread_returns_within_50_ms(game, searcher, max_open, wait,
                                                             threads):
     """From the start, and from later positions where an infinite search gives the prover its
@@ -348,6 +348,20 @@ def test_the_proven_move_is_played_whatever_a_shallow_search_says(game):
     assert position.key() in searcher.proofs
     again = searcher.search(position, Limits(depth=1))
     assert again.best_move == result.best_move and again.score == result.score
+
+
+def test_threads_prove_on_as_many_threads_except_under_a_node_limit(game):
+    wait_for_prover_code()  # a warm-up may be compiling it in the background (a cold cache)
+    position = game.parse_position(DEEP_X_WIN)
+    searcher = UtttSearcher(game, hash_mb=16)
+    searcher.set_threads(2)
+    result = searcher.search(position, Limits(depth=1))
+    assert result.score.kind == "mate" and result.score.value > 0
+    assert searcher.prover().threads == 2
+    searcher.clear()
+    repeated = [searcher.search(position, Limits(depth=3, nodes=200_000)) for _ in range(2)]
+    assert searcher.prover().threads == 1
+    assert repeated[0].best_move == repeated[1].best_move
 
 
 def test_a_proven_draw_is_reported_exactly_and_kept(game):
