@@ -51,7 +51,8 @@ from engines.search_common import (
     kernel_deadline,
     widened_window,
 )
-from engines.timeman import TimeUse, move_budget_ms
+from engines.timeman import MAX_STRETCH, TimeUse, move_budget_ms
+from engines.timeman import deadline as move_deadline
 from engines.watchdog import Watchdog, elapsed_ms
 
 
@@ -71,8 +72,8 @@ class RootSearch(abc.ABC):
     finish_first_depth: bool = False
     # on a clock (no fixed move time): no new depth once this share of the time left is gone
     soft_time_share: Optional[float] = None
-    # on a clock: `engines.timeman.TimeUse` decides when to stop deepening (the deadline given
-    # to `deepen` is then the hard limit, `MAX_STRETCH` budgets)
+    # on a clock: `engines.timeman.TimeUse` decides when to stop deepening, and the hard limit
+    # (`deadline`) is `MAX_STRETCH` budgets
     manages_time: bool = False
     depth_offset: int = 0            # a helper searches each depth this much deeper
 
@@ -93,6 +94,11 @@ class RootSearch(abc.ABC):
 
     def request_stop(self) -> None:
         self.stop[STOP_FLAG] = 1
+
+    def deadline(self, limits: Limits, side: int, started: float) -> Optional[float]:
+        """When a search of this root must stop, the `deadline` to give `deepen` (None: no time
+        limit): a search that manages its time may run to `MAX_STRETCH` budgets."""
+        return move_deadline(limits, side, started, MAX_STRETCH if self.manages_time else 1.0)
 
     @abc.abstractmethod
     def depth_for_mate(self, mate: int) -> int:

@@ -46,7 +46,7 @@ from engines.search_common import (
     to_score,
 )
 from engines.tables import ThreadTable, hashfull, install_hash_table
-from engines.timeman import MAX_STRETCH, clock_start, deadline
+from engines.timeman import clock_start
 from engines.watchdog import elapsed_ms
 
 # mobility and pawn structure: the terms self-play showed to gain (README, "Evaluation terms")
@@ -266,7 +266,7 @@ class DuckSearcher(Searcher):
             helper.start(**settings)
             helpers.append(DuckRoot(helper, position, depth_offset=number % 2))
         found = deepen(root, position, limits, root_moves, started, stop_flag,
-                       deadline(limits, position.side_to_move, started, MAX_STRETCH), on_info,
+                       root.deadline(limits, position.side_to_move, started), on_info,
                        helpers=helpers)
         move, pv = found.move, found.pv
         if move is None:  # stopped before depth 1 finished: any legal move

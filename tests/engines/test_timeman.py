@@ -7,6 +7,7 @@ import time
 from types import SimpleNamespace
 
 import numpy as np
+import pytest
 
 from engines.base import Limits, Score
 from engines.driver import RootSearch, deepen
@@ -123,3 +124,15 @@ def test_deepening_that_manages_its_time_stops_before_the_target_and_others_run_
     found = deepen(_Steady(False, 0.0), position, limits, np.arange(3), time.perf_counter(),
                    None, None)
     assert found.depth == _Steady.max_depth
+
+
+def test_a_root_that_manages_its_time_may_run_to_max_stretch_budgets():
+    started = time.perf_counter()
+    on_clock = Limits(wtime=2_500)  # a budget of 100 ms
+    assert _Steady(True, 0).deadline(on_clock, 0, started) == pytest.approx(
+        started + 0.1 * MAX_STRETCH)
+    assert _Steady(False, 0).deadline(on_clock, 0, started) == pytest.approx(started + 0.1)
+    fixed = Limits(movetime=300, wtime=2_500)
+    for manages in (True, False):
+        assert _Steady(manages, 0).deadline(fixed, 0, started) == pytest.approx(started + 0.3)
+        assert _Steady(manages, 0).deadline(Limits(depth=5), 0, started) is None
