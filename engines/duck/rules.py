@@ -53,7 +53,7 @@ SELECTIVE_PIECES = (
     ("Late Move Reductions", "lmr", True),
     ("Null Move Pruning", "null", True),
     ("Futility Pruning", "futility", False),
-    ("Delta Pruning", "delta", False),
+    ("Delta Pruning", "delta", True),
 )
 
 

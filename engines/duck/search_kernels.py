@@ -27,6 +27,11 @@ win), a null-move cut as beta on every square. The null move and futility work i
 only, they and delta pruning away from mate scores. With every bit off the search is exact: it
 equals the full (piece move, duck square) enumeration (`enumeration`).
 
+Threads: helpers search the same root on a shared table (lazy SMP, `engines.driver`) and split
+the work as ABDADA does: a node defers a move whose child another thread is searching to a
+second pass over its moves (`busy`, BUSY_SLOTS). The order of moves changes, never what a node
+may conclude from them; with ctx[C_BUSY_MASK] 0 (one thread) nothing is deferred.
+
 Scores: centipawns from the side to move; a win at ply p is MATE - p (king captured, or the
 opponent left without a legal move: fowling), a loss -(MATE - p). NO_MOVE marks a duck square for
 which no move has been found yet; one left at the end means S cannot move there: a fowling win.
@@ -81,6 +86,7 @@ MAX_SEARCH_PLY = 120
 # C_SELDEPTH), then
 C_QSEARCH, C_TT_MASK, C_TT_SAME_DEPTH, C_SELECTIVITY = 4, 5, 6, 7
 C_RX, C_RE, C_RX2, C_QUIESCENCE_PLY_LIMIT, C_EVAL_TERMS, C_QNODES = 8, 9, 10, 11, 12, 13
+C_BUSY_MASK = 14                    # threads: the mask of `busy` (0: no other thread searches)
 C_KILLERS = 64                      # 2 per ply
 C_HISTORY = C_KILLERS + 2 * 128     # side * 4096 + from64 * 64 + to64
 CTX_SIZE = C_HISTORY + 2 * 4096
@@ -98,6 +104,16 @@ FUTILITY_MAX_DEPTH = 2
 FUTILITY_MARGIN = 150    # centipawns per ply of depth left
 DELTA_MARGIN = 200       # centipawns beyond the piece taken
 KILLER_KEY = 1 << 35     # ordering keys from here up: the table's move, captures, killers
+
+# Threads (ABDADA): `busy` (BUSY_SLOTS words, shared by the threads of a search) holds the keys
+# of positions some thread is searching. At a node of depth BUSY_MIN_DEPTH or more, a move
+# other than the first whose child another thread is in waits for a second pass over the moves
+# (its ordering key becomes DEFERRED_QUIET or DEFERRED_LOUD, below every real key), so the
+# threads split the work.
+BUSY_SLOTS = 1 << 14
+BUSY_MIN_DEPTH = 3
+DEFERRED_QUIET = -(1 << 62)
+DEFERRED_LOUD = DEFERRED_QUIET - 1
 
 
 def _lmr_table() -> np.ndarray:
@@ -506,7 +522,7 @@ def _leaf(state, moves, ctx, ply):
 
 
 @njit(cache=True, nogil=True)
-def search(state, undo, moves, order, ex, ctx, tt, stop, ply, depth, alpha, beta):
+def search(state, undo, moves, order, ex, ctx, tt, busy, stop, ply, depth, alpha, beta):
     """Exception-search node; see the module docstring for what it returns."""
     if depth <= 0:
         if ctx[C_QSEARCH]:
@@ -559,17 +575,27 @@ def search(state, undo, moves, order, ex, ctx, tt, stop, ply, depth, alpha, beta
         end - base >= NULL_MIN_MOVES and not passed_last(state, undo)
     futile = (selective & SELECT_FUTILITY) != 0 and depth <= FUTILITY_MAX_DEPTH and \
         static + FUTILITY_MARGIN * depth <= alpha
-    # i == base - 1 is the pass (null move), searched first when `null`
-    for i in range(base - 1 if null else base, end):
+    busy_mask = ctx[C_BUSY_MASK] if depth >= BUSY_MIN_DEPTH else 0
+    # i == base - 1 is the pass (null move), searched first when `null`; with other threads,
+    # steps from `end` on are the second pass over the moves deferred in the first
+    for step in range(base - 1 if null else base, end + (end - base if busy_mask else 0)):
+        i = step if step < end else step - (end - base)
+        if step >= end and order[i] > DEFERRED_QUIET:
+            continue
         alpha_eff = max(alpha, lowest)
         reduction = 0
+        busy_slot = -1
         if i < base:
             move = 0
             reduction = 2 + depth // 3
             push_pass(state, undo)
         else:
-            move = pick_best(moves, order, i, end)
-            quiet = order[i] < KILLER_KEY - 1
+            if step < end:
+                move = pick_best(moves, order, i, end)
+                quiet = order[i] < KILLER_KEY - 1
+            else:
+                move = moves[i]
+                quiet = order[i] == DEFERRED_QUIET
             if futile and i > base and quiet:
                 # worth at most alpha here (fail-hard) wherever it is not blocked
                 ctx[C_RX] = -1
@@ -581,12 +607,20 @@ def search(state, undo, moves, order, ex, ctx, tt, stop, ply, depth, alpha, beta
                 reduction = LMR_REDUCTION[min(depth, 63), min(i - base, 63)] - (beta - alpha > 1)
                 reduction = max(0, min(reduction, depth - 2))
             push_piece_move(state, undo, move)
+            if busy_mask:
+                child_key = state[S_KEY]
+                busy_slot = child_key & busy_mask
+                if step < end and i > base and busy[busy_slot] == child_key:
+                    pop_move(state, undo)
+                    order[i] = DEFERRED_QUIET if quiet else DEFERRED_LOUD
+                    continue
+                busy[busy_slot] = child_key
         # PVS: after the first move a null window, searched again in full when it fails high;
         # a reduced move that fails high is searched again at full depth first (not the pass).
         # (One recursive call site, for a fast first compile: see engines/__init__.py.)
         low = -beta if i <= base else -alpha_eff - 1
         while True:
-            value = search(state, undo, moves, order, ex, ctx, tt, stop, ply + 1,
+            value = search(state, undo, moves, order, ex, ctx, tt, busy, stop, ply + 1,
                            depth - 1 - reduction, low, -alpha_eff)
             if -value <= alpha_eff or ctx[C_ABORTED] or i < base:
                 break
@@ -596,6 +630,8 @@ def search(state, undo, moves, order, ex, ctx, tt, stop, ply, depth, alpha, beta
                 break
             else:
                 low = -beta
+        if busy_slot >= 0 and busy[busy_slot] == state[S_KEY]:
+            busy[busy_slot] = 0
         if i < base:
             pop_pass(state, undo)
             rx = ctx[C_RX]
@@ -633,7 +669,7 @@ def search(state, undo, moves, order, ex, ctx, tt, stop, ply, depth, alpha, beta
 
 
 @njit(cache=True, nogil=True)
-def search_root(state, undo, moves, order, ex, ctx, tt, stop, depth, alpha, beta,
+def search_root(state, undo, moves, order, ex, ctx, tt, busy, stop, depth, alpha, beta,
                 root_moves, root_values, root_ducks, count):
     """One iteration over the root's piece moves (legal under the real duck), in the given order.
 
@@ -653,8 +689,8 @@ def search_root(state, undo, moves, order, ex, ctx, tt, stop, depth, alpha, beta
                 low, high = -beta, -alpha_eff
             else:
                 low, high = -alpha_eff - 1, -alpha_eff
-            child = search(state, undo, moves, order, ex, ctx, tt, stop, ply_one, depth - 1,
-                           low, high)
+            child = search(state, undo, moves, order, ex, ctx, tt, busy, stop, ply_one,
+                           depth - 1, low, high)
             rx, re, rx2 = ctx[C_RX], ctx[C_RE], ctx[C_RX2]
             if rx >= 0 and rx == duck:
                 value, new_duck = -re, rx2

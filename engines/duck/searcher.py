@@ -73,6 +73,7 @@ class SearchBuffers(ThreadTable):
         self.ex = np.zeros(MAX_PLY * SK.EX_STRIDE, dtype=np.int64)
         self.ctx = np.zeros(SK.CTX_SIZE, dtype=np.int64)
         self.stop = new_stop_array()
+        self.busy = np.zeros(SK.BUSY_SLOTS, dtype=np.int64)  # the keys threads are in (ABDADA)
         self._take_table(hash_mb, table_of)
 
     def set_hash(self, hash_mb: int) -> None:
@@ -81,6 +82,11 @@ class SearchBuffers(ThreadTable):
         entries = install_hash_table(self, "tt", hash_mb, MAX_HASH_MB, SK.TT_WORDS, 1024)
         self.ctx[SK.C_TT_MASK] = entries - 1
 
+    def share_table(self, other: "SearchBuffers") -> None:
+        """Search in `other`'s table, with its record of the positions threads are in."""
+        super().share_table(other)
+        self.busy = other.busy
+
     def clear(self) -> None:
         """Forget what was learnt: the table (its owner's), the move-ordering memory."""
         self.clear_table()
@@ -88,7 +94,9 @@ class SearchBuffers(ThreadTable):
 
     def start(self, node_limit: int = 0, quiescence: bool = True,
               quiescence_ply_limit: int = SK.MAX_SEARCH_PLY, same_depth_only: bool = False,
-              eval_terms: int = DEFAULT_TERMS, selectivity: int = 0):
+              eval_terms: int = DEFAULT_TERMS, selectivity: int = 0, shared: bool = False):
+        """Ready for a search; `shared`: other threads search beside this one (ABDADA's
+        deferrals on; the owner of the table forgets the positions an earlier search was in)."""
         self.ctx[C_NODES] = 0
         self.ctx[SK.C_QNODES] = 0
         self.ctx[C_ABORTED] = 0
@@ -99,13 +107,16 @@ class SearchBuffers(ThreadTable):
         self.ctx[SK.C_TT_SAME_DEPTH] = int(same_depth_only)
         self.ctx[SK.C_EVAL_TERMS] = eval_terms
         self.ctx[SK.C_SELECTIVITY] = selectivity
+        self.ctx[SK.C_BUSY_MASK] = SK.BUSY_SLOTS - 1 if shared else 0
+        if shared and self.owns_table:
+            self.busy.fill(0)
         self.stop[STOP_FLAG] = 0
         SK.reset_lists(self.ex)
 
     def root(self, state, depth, alpha, beta, root_moves, values, ducks) -> int:
         return int(SK.search_root(state, self.undo, self.moves, self.order, self.ex, self.ctx,
-                                  self.tt, self.stop, depth, alpha, beta, root_moves, values,
-                                  ducks, len(root_moves)))
+                                  self.tt, self.busy, self.stop, depth, alpha, beta, root_moves,
+                                  values, ducks, len(root_moves)))
 
     @property
     def nodes(self) -> int:
@@ -254,6 +265,7 @@ class DuckSearcher(Searcher):
         buffers = self.buffers
         settings = dict(quiescence=self.quiescence, same_depth_only=not self.quiescence,
                         eval_terms=self.eval_terms, selectivity=self.selectivity)
+        settings["shared"] = bool(self.helpers) and not limits.nodes
         buffers.start(node_limit=limits.nodes or 0, **settings)
         allowed = {int(m) & PIECE_MOVE_MASK for m in limits.searchmoves}
         root_moves = np.array([m for m in position.piece_moves()

@@ -21,6 +21,9 @@ whose depth is below their own open cells; the children of an exhaustive node ar
 depth is at least the node's open cells). A root searched to at least its open cells is thus an
 exact minimax of the game, draws and mate distances included, whatever the table holds.
 
+Threads: helpers search the same root on the shared table (lazy SMP, `engines.driver`) and split
+the work as ABDADA does (`busy`, BUSY_SLOTS, below); with ctx[C_BUSY_MASK] 0 nothing is deferred.
+
 The table: buckets of two entries (key, data), the first kept for the deeper search, the second
 always replaced; data = (move + 1) | depth << 8 | flag << 16 | generation << 18 |
 (score + 32768) << 32, with mate scores stored relative to the node (ply-independent). Threads
@@ -76,6 +79,7 @@ MAX_PLY = 96  # rows of the stack beyond the root: a game has at most 81 moves
 # ctx layout: the header of engines.search_common (C_NODES, C_ABORTED, C_NODE_LIMIT,
 # C_SELDEPTH), then
 C_TT_MASK, C_GEN, C_LMR = 4, 5, 6
+C_BUSY_MASK = 7                      # threads: the mask of `busy` (0: no other thread searches)
 C_KILLERS = 16                       # two per ply
 C_HISTORY = C_KILLERS + 2 * MAX_PLY  # side * 81 + move
 CTX_SIZE = C_HISTORY + 2 * 81
@@ -93,6 +97,16 @@ KEY_KILLER = 1 << 28
 KEY_FREE_MOVE = 1 << 30      # subtracted: the opponent may play anywhere
 KEY_SENDS_WIN = 1 << 29      # subtracted: the opponent can win the board it is sent to
 KEY_LOSING = 1 << 36         # subtracted: the opponent wins the game at once
+
+# Threads (ABDADA): `busy` (BUSY_SLOTS words, shared by the threads of a search) holds the keys
+# of positions some thread is searching. At a node of depth BUSY_MIN_DEPTH or more, a move
+# other than the first whose child another thread is in waits for a second pass over the moves
+# (its ordering key becomes DEFERRED_QUIET or DEFERRED_LOUD, below every real key), so the
+# threads split the work.
+BUSY_SLOTS = 1 << 14
+BUSY_MIN_DEPTH = 3
+DEFERRED_QUIET = -(1 << 62)
+DEFERRED_LOUD = DEFERRED_QUIET - 1
 
 
 @njit(cache=True, nogil=True)
@@ -215,7 +229,7 @@ def _set_pv(pv, ply, move):
 
 
 @njit(cache=True, nogil=True)
-def search(stack, moves, order, pv, ctx, tt, stop, ply, depth, alpha, beta):
+def search(stack, moves, order, pv, ctx, tt, busy, stop, ply, depth, alpha, beta):
     """Negamax value of stack[ply] searched `depth` plies deep in the window (alpha, beta)."""
     pv[ply, 0] = 0
     state = stack[ply]
@@ -275,11 +289,27 @@ def search(stack, moves, order, pv, ctx, tt, stop, ply, depth, alpha, beta):
     child = stack[ply + 1]
     next_ply = ply + 1
     reducible = ctx[C_LMR] != 0 and depth >= 3 and depth < count_open_cells(state)
-    for i in range(base, end):
-        move = pick_best(moves, order, i, end)
-        quiet = order[i] < KEY_KILLER // 2
+    busy_mask = ctx[C_BUSY_MASK] if depth >= BUSY_MIN_DEPTH else 0
+    # with other threads, steps from `end` on are the second pass over the deferred moves
+    for step in range(base, end + (end - base if busy_mask else 0)):
+        i = step if step < end else step - (end - base)
+        if step >= end and order[i] > DEFERRED_QUIET:
+            continue
+        if step < end:
+            move = pick_best(moves, order, i, end)
+            quiet = order[i] < KEY_KILLER // 2
+        else:
+            move = moves[i]
+            quiet = order[i] == DEFERRED_QUIET
         copy_state(child, state)
         make_move(child, move)
+        busy_slot = -1
+        if busy_mask:
+            busy_slot = child[S_KEY] & busy_mask
+            if step < end and i > base and busy[busy_slot] == child[S_KEY]:
+                order[i] = DEFERRED_QUIET if quiet else DEFERRED_LOUD
+                continue
+            busy[busy_slot] = child[S_KEY]
         new_depth = depth - 1
         child_depth = new_depth
         low = -beta
@@ -291,7 +321,7 @@ def search(stack, moves, order, pv, ctx, tt, stop, ply, depth, alpha, beta):
         # search beats alpha, then the full window when it fails high inside (alpha, beta).
         # (One recursive call site, for a fast first compile: see engines/__init__.py.)
         while True:
-            value = -search(stack, moves, order, pv, ctx, tt, stop, next_ply, child_depth,
+            value = -search(stack, moves, order, pv, ctx, tt, busy, stop, next_ply, child_depth,
                             low, -alpha)
             if ctx[C_ABORTED] or value <= alpha:
                 break
@@ -301,6 +331,8 @@ def search(stack, moves, order, pv, ctx, tt, stop, ply, depth, alpha, beta):
                 low = -beta
             else:
                 break
+        if busy_slot >= 0 and busy[busy_slot] == child[S_KEY]:
+            busy[busy_slot] = 0
         if ctx[C_ABORTED]:
             return 0
         if value > best:
@@ -324,7 +356,7 @@ def search(stack, moves, order, pv, ctx, tt, stop, ply, depth, alpha, beta):
 
 
 @njit(cache=True, nogil=True)
-def search_root(stack, moves, order, pv, ctx, tt, stop, depth, alpha, beta, root_moves,
+def search_root(stack, moves, order, pv, ctx, tt, busy, stop, depth, alpha, beta, root_moves,
                 root_values, count):
     """One iteration over root_moves[:count] in their order (PVS, fail-soft): fills
     root_values, leaves the best move's line in pv row 0, returns how many moves finished
@@ -342,14 +374,14 @@ def search_root(stack, moves, order, pv, ctx, tt, stop, depth, alpha, beta, root
         make_move(child, move)
         floor = alpha if alpha > best else best
         if i == 0:
-            value = -search(stack, moves, order, pv, ctx, tt, stop, ply_one, depth - 1,
+            value = -search(stack, moves, order, pv, ctx, tt, busy, stop, ply_one, depth - 1,
                             -beta, -floor)
         else:
-            value = -search(stack, moves, order, pv, ctx, tt, stop, ply_one, depth - 1,
+            value = -search(stack, moves, order, pv, ctx, tt, busy, stop, ply_one, depth - 1,
                             -floor - 1, -floor)
             if floor < value < beta and not ctx[C_ABORTED]:
-                value = -search(stack, moves, order, pv, ctx, tt, stop, ply_one, depth - 1,
-                                -beta, -floor)
+                value = -search(stack, moves, order, pv, ctx, tt, busy, stop, ply_one,
+                                depth - 1, -beta, -floor)
         if ctx[C_ABORTED]:
             return i
         root_values[i] = value

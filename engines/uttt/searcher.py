@@ -127,6 +127,7 @@ class SearchBuffers(ThreadTable):
         self.ctx[SK.C_LMR] = 1
         self.stop = new_stop_array()
         self.never = new_stop_array()  # the stop array of the unstoppable first iteration
+        self.busy = np.zeros(SK.BUSY_SLOTS, dtype=np.int64)  # the keys threads are in (ABDADA)
         self._take_table(hash_mb, table_of)
 
     def set_hash(self, hash_mb: int) -> None:
@@ -135,13 +136,24 @@ class SearchBuffers(ThreadTable):
         buckets = install_hash_table(self, "tt", hash_mb, MAX_HASH_MB, SK.BUCKET_WORDS, 512)
         self.ctx[SK.C_TT_MASK] = buckets - 1
 
+    def share_table(self, other: "SearchBuffers") -> None:
+        """Search in `other`'s table, with its record of the positions threads are in."""
+        super().share_table(other)
+        self.busy = other.busy
+
     def clear(self) -> None:
         """Forget what was learnt: the table (its owner's), the move-ordering memory."""
         self.clear_table()
         self.ctx[SK.C_HISTORY:] = 0
         self.ctx[SK.C_GEN] = 0
 
-    def start(self, state: np.ndarray, node_limit: int = 0) -> None:
+    def start(self, state: np.ndarray, node_limit: int = 0, shared: bool = False) -> None:
+        """Ready for a search of `state`; `shared`: other threads search beside this one
+        (ABDADA's deferrals on; the owner of the table forgets the positions an earlier search
+        was in)."""
+        self.ctx[SK.C_BUSY_MASK] = SK.BUSY_SLOTS - 1 if shared else 0
+        if shared and self.owns_table:
+            self.busy.fill(0)
         self.stack[0] = state
         self.ctx[C_NODES] = 0
         self.ctx[C_ABORTED] = 0
@@ -155,14 +167,16 @@ class SearchBuffers(ThreadTable):
              values: np.ndarray, stoppable: bool = True) -> int:
         if stoppable:
             return int(SK.search_root(self.stack, self.moves, self.order, self.pv, self.ctx,
-                                      self.tt, self.stop, np.int64(depth), np.int64(alpha),
+                                      self.tt, self.busy, self.stop, np.int64(depth),
+                                      np.int64(alpha),
                                       np.int64(beta), root_moves, values,
                                       np.int64(len(root_moves))))
         limit = int(self.ctx[C_NODE_LIMIT])
         self.ctx[C_NODE_LIMIT] = 0
         try:
             return int(SK.search_root(self.stack, self.moves, self.order, self.pv, self.ctx,
-                                      self.tt, self.never, np.int64(depth), np.int64(alpha),
+                                      self.tt, self.busy, self.never, np.int64(depth),
+                                      np.int64(alpha),
                                       np.int64(beta), root_moves, values,
                                       np.int64(len(root_moves))))
         finally:
@@ -349,7 +363,7 @@ class UtttSearcher(Searcher):
         budget = move_budget_ms(limits, side)
         hard_deadline = deadline(limits, side, started)
         node_limit = limits.nodes or 0
-        self.buffers.start(state, node_limit)
+        self.buffers.start(state, node_limit, shared=bool(self.helpers) and not node_limit)
 
         # 1. the prover's slice (or a proof cached earlier in the game)
         proof, prover_nodes = self.proofs.get(position.key()), 0
@@ -376,7 +390,7 @@ class UtttSearcher(Searcher):
         root = UtttRoot(self, position, open_cells)
         helpers = []
         for number, helper in enumerate(self.helpers if not node_limit else (), 1):
-            helper.start(state)
+            helper.start(state, shared=True)
             helper.share_table(buffers)
             helpers.append(UtttRoot(self, position, open_cells, helper, number % 2))
         found = deepen(root, position, limits, np.array(allowed, dtype=np.int64), started,

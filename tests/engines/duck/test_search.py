@@ -9,6 +9,7 @@ import pyffish
 import pytest
 
 from engines.base import Limits
+from engines.duck import search_kernels as SK
 from engines.duck.searcher import SELECTIVITY_BITS, DuckSearcher, enumeration_value
 from tests.engines.duck.conftest import random_positions
 
@@ -129,13 +130,15 @@ def test_stop_flag_ends_an_infinite_search_quickly(game, searcher, threads):
     if threads > 1:  # every thread searched, and everyone's nodes are counted
         assert results[0].nodes > searcher.buffers.nodes > 0
         assert all(helper.stop[0] for helper in searcher.helpers)
+        # one record of the positions threads are in, every mark taken back when they stopped
+        assert all(helper.busy is searcher.buffers.busy for helper in searcher.helpers)
+        assert searcher.buffers.ctx[SK.C_BUSY_MASK] == SK.BUSY_SLOTS - 1
+        assert not searcher.buffers.busy.any()
 
 
 def test_a_table_entry_torn_by_two_writers_answers_for_neither(game):
     """Threads write the four words of an entry without a lock: a slot holding words of two
     stores must not answer for either position."""
-    from engines.duck import search_kernels as SK
-
     searcher = DuckSearcher(game, hash_mb=1)
     tt, ctx = searcher.buffers.tt, searcher.buffers.ctx
     key = np.int64(0x5DEECE66D1234)

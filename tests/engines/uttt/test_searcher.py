@@ -16,6 +16,7 @@ from engines import get_game
 from engines.base import Limits, Score
 from engines.timeman import move_budget_ms
 from engines.uttt import kernels as K
+from engines.uttt import search_kernels as SK
 from engines.uttt.searcher import UtttSearcher, wait_for_prover_code
 
 MATE = 30000
@@ -244,6 +245,10 @@ def test_stop_flag_from_another_thread_returns_within_50_ms(game, searcher, max_
     searcher.set_threads(threads)
     try:
         _stop_within_50_ms(game, searcher, max_open, wait)
+        if threads > 1:  # one record of the positions threads are in, every mark taken back
+            assert all(helper.busy is searcher.buffers.busy for helper in searcher.helpers)
+            assert searcher.buffers.ctx[SK.C_BUSY_MASK] == SK.BUSY_SLOTS - 1
+            assert not searcher.buffers.busy.any()
     finally:
         searcher.set_threads(1)
 
