@@ -25,8 +25,10 @@ Invariants:
 Threads (lazy SMP): `deepen` may be given helpers, more RootSearch objects over the same position
 whose searches share the root's transposition table. Each helper deepens on a thread of its own
 (every other one a ply deeper, `depth_offset`, so that they do not walk in step) while the root
-search runs; what they find reaches the root only through the table. They are stopped and joined
-before `deepen` returns; the nodes reported are everyone's.
+search runs; what they find reaches the root only through the table. They start once the root
+has finished HELPERS_FROM_DEPTH: the first depths take a millisecond or less, and helpers'
+Python work then only takes the interpreter from the root's. They are stopped and joined before
+`deepen` returns; the nodes reported are everyone's.
 """
 
 from __future__ import annotations
@@ -136,6 +138,9 @@ class RootSearch(abc.ABC):
         return False
 
 
+HELPERS_FROM_DEPTH = 3  # helper threads start once the root has finished this depth
+
+
 @dataclass
 class Deepening:
     """What `deepen` found: the last finished depth's value, move and line (`move` None when
@@ -181,8 +186,6 @@ def deepen(root: RootSearch, position, limits: Limits, moves: np.ndarray, starte
                                 args=(helper, position, helper_limits, moves.copy(), started,
                                       deadline))
                for number, helper in enumerate(helpers, 1)]
-    for thread in threads:
-        thread.start()
 
     def nodes() -> int:
         return root.nodes + sum(helper.nodes for helper in helpers) + extra_nodes
@@ -228,13 +231,17 @@ def deepen(root: RootSearch, position, limits: Limits, moves: np.ndarray, starte
                 break
             if abs(found.value) > root.mate_bound and depth >= MATE - abs(found.value):
                 break  # a forced result no deeper search can change
+            if depth == HELPERS_FROM_DEPTH and depth < max_depth:
+                for thread in threads:
+                    thread.start()
     finally:
         root.stop[STOP_DEADLINE] = 0
         watchdog.finish()
         for helper in helpers:
             helper.request_stop()
         for thread in threads:
-            thread.join()
+            if thread.ident is not None:  # started
+                thread.join()
     found.stopped = root.aborted or bool(root.stop[STOP_FLAG])
     found.nodes = nodes()
     return found

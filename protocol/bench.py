@@ -224,20 +224,23 @@ def bench_duck(depth: int, enumeration_depths, enumeration_positions: int,
 def bench_threads(variants, movetime_ms: int, max_threads: int,
                   out: TextIO = sys.stdout) -> int:
     """Each variant's bench positions searched for `movetime_ms` each with 1 to `max_threads`
-    threads (a fresh table per position): depth reached and nodes per second."""
+    threads (a fresh table per position): depth reached and nodes per second; then the time
+    each thread count takes to the depths one thread reached (time to depth, the speed-up)."""
     from engines import find_game
     from engines.base import Limits
 
-    out.write(f"# mallard bench threads: {movetime_ms} ms per position, fresh table each\n")
+    out.write(f"# mallard bench threads: {movetime_ms} ms per position, fresh table each; "
+              "then the time to the depths 1 thread reached\n")
     out.write(_machine_line())
     header = ["variant", "threads", "positions", "depths", "mean depth", "nodes", "knodes/s",
-              "x 1 thread"]
+              "x 1 thread", "s to depths", "time speed-up"]
     _table_start(header, out)
     for variant in variants:
         entry = find_game(variant)
         game = entry.new_game()
         positions = [game.parse_position(text) for text in entry.bench().positions]
-        single = None
+        single_rate = single_time = None
+        goals = None  # the depths one thread reached
         for threads in range(1, max_threads + 1):
             searcher = entry.new_searcher(game)
             searcher.set_threads(threads)
@@ -250,11 +253,20 @@ def bench_threads(variants, movetime_ms: int, max_threads: int,
                 seconds += time.perf_counter() - started
                 depths.append(result.depth)
                 nodes += result.nodes
+            goals = goals or depths
+            to_depths = 0.0
+            for position, depth in zip(positions, goals):
+                searcher.clear()
+                started = time.perf_counter()
+                searcher.search(position, Limits(depth=max(1, depth)))
+                to_depths += time.perf_counter() - started
             rate = nodes / seconds
-            single = single or rate
+            single_rate = single_rate or rate
+            single_time = single_time or to_depths
             row = [variant, str(threads), str(len(positions)), " ".join(map(str, depths)),
                    f"{statistics.mean(depths):.1f}", f"{nodes:,}", f"{rate / 1e3:,.0f}",
-                   f"{rate / single:.2f}"]
+                   f"{rate / single_rate:.2f}", f"{to_depths:.2f}",
+                   f"{single_time / max(1e-6, to_depths):.2f}"]
             out.write(_table_row(row, header) + "\n")
             out.flush()
     return 0

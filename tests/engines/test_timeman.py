@@ -3,6 +3,7 @@ stretched hard limit) and its time use: when a deepening stops starting new dept
 
 from __future__ import annotations
 
+import threading
 import time
 from types import SimpleNamespace
 
@@ -10,7 +11,7 @@ import numpy as np
 import pytest
 
 from engines.base import Limits, Score
-from engines.driver import RootSearch, deepen
+from engines.driver import HELPERS_FROM_DEPTH, RootSearch, deepen
 from engines.timeman import (
     FALL_FACTORS,
     MAX_STRETCH,
@@ -91,6 +92,7 @@ class _Steady(RootSearch):
 
     def __init__(self, manages_time, step_ms):
         self.manages_time, self.step_ms = manages_time, step_ms
+        self.searched = []  # the depths of the iterations run
         self.ctx = np.zeros(8, dtype=np.int64)
         self.stop = np.zeros(4, dtype=np.int64)
 
@@ -98,6 +100,7 @@ class _Steady(RootSearch):
         return 2 * mate
 
     def search(self, depth, alpha, beta, moves, values, tags, stoppable):
+        self.searched.append(depth)
         time.sleep(self.step_ms * 3 ** depth / 1000)
         values[:] = np.arange(len(moves))[::-1]
         return len(moves)
@@ -136,3 +139,16 @@ def test_a_root_that_manages_its_time_may_run_to_max_stretch_budgets():
     for manages in (True, False):
         assert _Steady(manages, 0).deadline(fixed, 0, started) == pytest.approx(started + 0.3)
         assert _Steady(manages, 0).deadline(Limits(depth=5), 0, started) is None
+
+
+def test_helpers_start_after_the_first_depths_and_are_joined():
+    position = SimpleNamespace(side_to_move=0)
+    for depth, helped in ((HELPERS_FROM_DEPTH, False), (HELPERS_FROM_DEPTH + 3, True)):
+        root, helper = _Steady(False, 0.1), _Steady(False, 0.1)
+        found = deepen(root, position, Limits(depth=depth), np.arange(3), time.perf_counter(),
+                       None, None, helpers=[helper])
+        assert found.depth == depth and root.searched == list(range(1, depth + 1))
+        assert bool(helper.searched) == helped and helper.stop[0]
+        assert not any(thread.name.startswith("mallard-helper")
+                       for thread in threading.enumerate())
+
