@@ -9,6 +9,7 @@ import pyffish
 import pytest
 
 from engines.base import Limits
+from engines.driver import HELPERS_FROM_DEPTH
 from engines.duck import search_kernels as SK
 from engines.duck.searcher import SELECTIVITY_BITS, DuckSearcher, enumeration_value
 from tests.engines.duck.conftest import random_positions
@@ -117,10 +118,17 @@ def test_stop_flag_ends_an_infinite_search_quickly(game, searcher, threads):
     searcher.search(position, Limits(depth=1))  # compiled
     flag = np.zeros(1, dtype=np.int64)
     results = []
+    helpers_started = threading.Event()  # helpers start once depth HELPERS_FROM_DEPTH is done
+
+    def on_info(info):
+        if info.depth is not None and info.depth >= HELPERS_FROM_DEPTH:
+            helpers_started.set()
+
     thread = threading.Thread(target=lambda: results.append(
-        searcher.search(position, Limits(infinite=True), flag)))
+        searcher.search(position, Limits(infinite=True), flag, on_info)))
     thread.start()
-    time.sleep(0.5)
+    assert helpers_started.wait(30)
+    time.sleep(0.3)
     flag[0] = 1
     stopped_at = time.perf_counter()
     thread.join(5)
