@@ -133,16 +133,24 @@ class ThreadTable:
 
     The game's buffers hold their context array in `ctx` and name, in `shared_slots`, the
     slots that describe the table (its mask, and its generation where entries are aged); a
-    helper copies them from the owner with the table. Only an owner clears the table."""
+    helper copies them from the owner with the table. Only an owner clears the table.
+    With the table goes `busy`, the keys of the positions the threads are in (ABDADA): the
+    kernels defer a move another thread is searching when ctx[busy_mask_slot] is its mask
+    (`share_work`), and defer nothing when it is 0."""
 
     shared_slots: tuple[int, ...]
+    busy_mask_slot: int
     ctx: np.ndarray
     tt: np.ndarray
+    busy: np.ndarray
 
-    def _take_table(self, hash_mb: int, table_of: Optional["ThreadTable"]) -> None:
-        """Make a table of `hash_mb` MB, or use `table_of`'s (call once `ctx` exists)."""
+    def _take_table(self, hash_mb: int, table_of: Optional["ThreadTable"],
+                    busy_slots: int) -> None:
+        """Make a table of `hash_mb` MB and a `busy` record of `busy_slots` keys (a power of
+        two), or use `table_of`'s (call once `ctx` exists)."""
         self.owns_table = table_of is None
         if table_of is None:
+            self.busy = np.zeros(busy_slots, dtype=np.int64)
             self.set_hash(hash_mb)
         else:
             self.share_table(table_of)
@@ -153,8 +161,16 @@ class ThreadTable:
     def share_table(self, other: "ThreadTable") -> None:
         """Search in `other`'s table, as it stands now (call again after both `start`)."""
         self.tt = other.tt
+        self.busy = other.busy
         for slot in self.shared_slots:
             self.ctx[slot] = other.ctx[slot]
+
+    def share_work(self, shared: bool) -> None:
+        """`shared`: other threads search beside this one in the next search, so its kernels
+        defer what they are in; the owner then forgets the marks an earlier search left."""
+        self.ctx[self.busy_mask_slot] = len(self.busy) - 1 if shared else 0
+        if shared and self.owns_table:
+            self.busy.fill(0)
 
     def clear_table(self) -> None:
         """Zero the table, when it is this thread's own."""

@@ -65,6 +65,7 @@ class SearchBuffers(ThreadTable):
     thread's buffers use the main thread's table, `share_table`)."""
 
     shared_slots = (SK.C_TT_MASK,)
+    busy_mask_slot = SK.C_BUSY_MASK
 
     def __init__(self, hash_mb: int = DEFAULT_HASH_MB, table_of: Optional["SearchBuffers"] = None):
         self.undo = np.zeros(MAX_PLY * UNDO_SIZE, dtype=np.int64)
@@ -73,19 +74,13 @@ class SearchBuffers(ThreadTable):
         self.ex = np.zeros(MAX_PLY * SK.EX_STRIDE, dtype=np.int64)
         self.ctx = np.zeros(SK.CTX_SIZE, dtype=np.int64)
         self.stop = new_stop_array()
-        self.busy = np.zeros(SK.BUSY_SLOTS, dtype=np.int64)  # the keys threads are in (ABDADA)
-        self._take_table(hash_mb, table_of)
+        self._take_table(hash_mb, table_of, SK.BUSY_SLOTS)
 
     def set_hash(self, hash_mb: int) -> None:
         """A fresh table of `hash_mb` MB, its pages touched now (not inside a timed search);
         TableSizeError (the old table kept) when refused."""
         entries = install_hash_table(self, "tt", hash_mb, MAX_HASH_MB, SK.TT_WORDS, 1024)
         self.ctx[SK.C_TT_MASK] = entries - 1
-
-    def share_table(self, other: "SearchBuffers") -> None:
-        """Search in `other`'s table, with its record of the positions threads are in."""
-        super().share_table(other)
-        self.busy = other.busy
 
     def clear(self) -> None:
         """Forget what was learnt: the table (its owner's), the move-ordering memory."""
@@ -107,9 +102,7 @@ class SearchBuffers(ThreadTable):
         self.ctx[SK.C_TT_SAME_DEPTH] = int(same_depth_only)
         self.ctx[SK.C_EVAL_TERMS] = eval_terms
         self.ctx[SK.C_SELECTIVITY] = selectivity
-        self.ctx[SK.C_BUSY_MASK] = SK.BUSY_SLOTS - 1 if shared else 0
-        if shared and self.owns_table:
-            self.busy.fill(0)
+        self.share_work(shared)
         self.stop[STOP_FLAG] = 0
         SK.reset_lists(self.ex)
 
@@ -264,8 +257,8 @@ class DuckSearcher(Searcher):
             return SearchResult(None, score=Score.mate(0))
         buffers = self.buffers
         settings = dict(quiescence=self.quiescence, same_depth_only=not self.quiescence,
-                        eval_terms=self.eval_terms, selectivity=self.selectivity)
-        settings["shared"] = bool(self.helpers) and not limits.nodes
+                        eval_terms=self.eval_terms, selectivity=self.selectivity,
+                        shared=bool(self.helpers) and not limits.nodes)
         buffers.start(node_limit=limits.nodes or 0, **settings)
         allowed = {int(m) & PIECE_MOVE_MASK for m in limits.searchmoves}
         root_moves = np.array([m for m in position.piece_moves()

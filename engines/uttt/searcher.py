@@ -117,6 +117,7 @@ class SearchBuffers(ThreadTable):
     thread's buffers use the main thread's table, `share_table`, in its generation)."""
 
     shared_slots = (SK.C_TT_MASK, SK.C_GEN)
+    busy_mask_slot = SK.C_BUSY_MASK
 
     def __init__(self, hash_mb: int = DEFAULT_HASH_MB, table_of: Optional["SearchBuffers"] = None):
         self.stack = SK.new_stack()
@@ -127,19 +128,13 @@ class SearchBuffers(ThreadTable):
         self.ctx[SK.C_LMR] = 1
         self.stop = new_stop_array()
         self.never = new_stop_array()  # the stop array of the unstoppable first iteration
-        self.busy = np.zeros(SK.BUSY_SLOTS, dtype=np.int64)  # the keys threads are in (ABDADA)
-        self._take_table(hash_mb, table_of)
+        self._take_table(hash_mb, table_of, SK.BUSY_SLOTS)
 
     def set_hash(self, hash_mb: int) -> None:
         """A fresh table of `hash_mb` MB, its pages touched now (not inside a timed search);
         TableSizeError (the old table kept) when refused."""
         buckets = install_hash_table(self, "tt", hash_mb, MAX_HASH_MB, SK.BUCKET_WORDS, 512)
         self.ctx[SK.C_TT_MASK] = buckets - 1
-
-    def share_table(self, other: "SearchBuffers") -> None:
-        """Search in `other`'s table, with its record of the positions threads are in."""
-        super().share_table(other)
-        self.busy = other.busy
 
     def clear(self) -> None:
         """Forget what was learnt: the table (its owner's), the move-ordering memory."""
@@ -151,9 +146,7 @@ class SearchBuffers(ThreadTable):
         """Ready for a search of `state`; `shared`: other threads search beside this one
         (ABDADA's deferrals on; the owner of the table forgets the positions an earlier search
         was in)."""
-        self.ctx[SK.C_BUSY_MASK] = SK.BUSY_SLOTS - 1 if shared else 0
-        if shared and self.owns_table:
-            self.busy.fill(0)
+        self.share_work(shared)
         self.stack[0] = state
         self.ctx[C_NODES] = 0
         self.ctx[C_ABORTED] = 0
@@ -168,16 +161,14 @@ class SearchBuffers(ThreadTable):
         if stoppable:
             return int(SK.search_root(self.stack, self.moves, self.order, self.pv, self.ctx,
                                       self.tt, self.busy, self.stop, np.int64(depth),
-                                      np.int64(alpha),
-                                      np.int64(beta), root_moves, values,
+                                      np.int64(alpha), np.int64(beta), root_moves, values,
                                       np.int64(len(root_moves))))
         limit = int(self.ctx[C_NODE_LIMIT])
         self.ctx[C_NODE_LIMIT] = 0
         try:
             return int(SK.search_root(self.stack, self.moves, self.order, self.pv, self.ctx,
                                       self.tt, self.busy, self.never, np.int64(depth),
-                                      np.int64(alpha),
-                                      np.int64(beta), root_moves, values,
+                                      np.int64(alpha), np.int64(beta), root_moves, values,
                                       np.int64(len(root_moves))))
         finally:
             self.ctx[C_NODE_LIMIT] = limit
