@@ -1,6 +1,6 @@
 """The `mallard` command line. With no arguments it is the engine (the first command chooses UCI,
-UGI or GTP); subcommands `uci`, `ugi`, `gtp` force a protocol; `solve`, `perft`, `prove`, `bench`
-and `book` are the tools; `match` has cutechess-cli's grammar (tournaments/cli.py).
+UGI or GTP); subcommands `uci`, `ugi`, `gtp` force a protocol; `solve`, `perft`, `prove`, `bench`,
+`tune` and `book` are the tools; `match` has cutechess-cli's grammar (tournaments/cli.py).
 
 Conventions every subcommand keeps: arguments are checked while parsing (a bad one prints that
 subcommand's usage and one error line on stderr, exit status 2); errors found later are one
@@ -68,6 +68,38 @@ def positive_seconds(text: str) -> float:
         raise argparse.ArgumentTypeError(f"'{text}' is not a number of seconds") from None
     if not (math.isfinite(value) and value > 0):
         raise argparse.ArgumentTypeError(f"'{text}' is not a positive number of seconds")
+    return value
+
+
+def _number(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a number") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"'{text}' is not a finite number")
+    return value
+
+
+def non_negative_number(text: str) -> float:
+    value = _number(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{value} is below 0")
+    return value
+
+
+def number_list(text: str) -> list[float]:
+    """Comma-separated numbers, none negative."""
+    values = [non_negative_number(part.strip()) for part in text.split(",") if part.strip()]
+    if not values:
+        raise argparse.ArgumentTypeError("no number given")
+    return values
+
+
+def fraction(text: str) -> float:
+    value = non_negative_number(text)
+    if value >= 1:
+        raise argparse.ArgumentTypeError(f"{value} is not below 1")
     return value
 
 
@@ -305,6 +337,43 @@ def _match(args) -> int:
     return match_main(args.match_arguments)
 
 
+def _tune(args) -> int:
+    # imported on use: the tuner reads match databases with the tournaments package
+    import numpy as np
+
+    from engines.duck import evaluation
+    from tournaments import tuning
+
+    records = [record for path in args.databases for record in tuning.read_games(path)]
+    positions = tuning.quiet_positions(records, args.skip_plies)
+    print(f"{positions.game_count} finished games, {len(positions.results)} quiet positions",
+          flush=True)
+
+    def progress(ridge: float, training: float, validation: float) -> None:
+        print(f"ridge {ridge:g}: error {training:.6f} training, {validation:.6f} validation",
+              flush=True)
+
+    start = evaluation.weight_vector()
+    result = tuning.fit(positions, start, ridges=args.ridges, validation=args.validation,
+                        seed=args.seed, progress=progress)
+    print(f"K {result.scale:.4f}; positions: {result.training} training, "
+          f"{result.validation} validation (whole games)")
+    print(f"error before {result.before[0]:.6f} training, {result.before[1]:.6f} validation")
+    kept = "none did better: the weights stay" if result.ridge is None else \
+        f"kept ridge {result.ridge:g}"
+    print(f"error after  {result.after[0]:.6f} training, {result.after[1]:.6f} validation "
+          f"({kept})")
+    moved = np.flatnonzero(result.weights != start)
+    print(f"{len(moved)} of {len(start)} weights changed; "
+          f"material {start[:5].tolist()} -> {result.weights[:5].tolist()}")
+    if args.write:
+        tuning.rewrite_weights(args.write, result.weights)
+        print(f"wrote the weights into {args.write}")
+    else:
+        print(evaluation.weights_source(result.weights), end="")
+    return 0
+
+
 def _warmup(args) -> int:
     from protocol import warmup
 
@@ -539,6 +608,31 @@ def _add_match(commands) -> None:
     match.set_defaults(run=_match)
 
 
+def _add_tune(commands) -> None:
+    """`mallard` subcommands: fitting the evaluation to games."""
+    tune = commands.add_parser(
+        "tune", help="fit the Duck Chess evaluation weights to match games (Texel tuning)",
+        description="Fit the Duck Chess evaluation weights to the results of the games in "
+                    "match databases (mallard match ... -db FILE): Texel's method on the "
+                    "quiet positions of the games. Prints the new weights block, or writes it "
+                    "into a copy of engines/duck/evaluation.py.")
+    tune.add_argument("game", choices=["duck"], help="the game")
+    tune.add_argument("databases", nargs="+", metavar="DB", help="match databases (-db files)")
+    tune.add_argument("--write", metavar="FILE",
+                      help="replace the weights block of this evaluation.py")
+    tune.add_argument("--ridges", type=number_list, default=[1e-8, 1e-7, 1e-6, 1e-5],
+                      metavar="R,R,...",
+                      help="strengths of the pull toward the current weights to try; the one "
+                           "best on the held-out games is kept")
+    tune.add_argument("--validation", type=fraction, default=0.1,
+                      help="share of the games held out to choose the step")
+    tune.add_argument("--skip-plies", type=non_negative_int, default=8,
+                      help="plies after the opening left out")
+    tune.add_argument("--seed", type=non_negative_int, default=1,
+                      help="chooses the held-out games")
+    tune.set_defaults(run=_tune)
+
+
 def _add_book(commands) -> None:
     """`mallard` subcommands: opening books."""
     book = commands.add_parser("book", help="opening books", description="Opening books.")
@@ -591,7 +685,7 @@ def _add_board(commands) -> None:
 
 
 SUBCOMMANDS = (_add_engines, _add_solve, _add_perft, _add_bench, _add_prove, _add_match,
-               _add_book, _add_warmup, _add_board)  # in the order `mallard --help` lists them
+               _add_tune, _add_book, _add_warmup, _add_board)  # in the order `mallard --help` lists them
 
 
 def build_parser() -> argparse.ArgumentParser:

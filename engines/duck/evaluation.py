@@ -11,6 +11,13 @@ TERM_MOBILITY (squares the knights, bishops, rooks and queens reach), TERM_KING_
 squares on the eight lines out of each king: with no check rule, every open line to the king is
 a capture threat the single duck may be unable to block), TERM_PAWNS (doubled, isolated and
 passed pawns).
+
+The weights are one block of literals below, fitted to game results by `mallard tune duck`
+(tournaments/tuning.py), which rewrites the block. The evaluation is linear in them:
+`features(state, out)` counts what each weight multiplies, and evaluate(state, ALL_TERMS) equals
+features . weight_vector() for White (tests/engines/duck/test_evaluation.py holds them equal).
+They stay literals in this file so that the numba cache, keyed on the engine sources, follows
+every change of a weight.
 """
 
 import numpy as np
@@ -30,47 +37,111 @@ from engines.duck.board import (
     STEPS,
 )
 
-PIECE_VALUES = np.array([0, 100, 300, 320, 480, 900, 0, 0], dtype=np.int64)
+TERM_MOBILITY, TERM_KING_EXPOSURE, TERM_PAWNS = 1, 2, 4
+ALL_TERMS = TERM_MOBILITY | TERM_KING_EXPOSURE | TERM_PAWNS
+
+# <weights> centipawns; `mallard tune duck --write FILE` rewrites this block (tournaments/tuning.py)
+MATERIAL = (100, 300, 320, 480, 900)  # pawn, knight, bishop, rook, queen
+PLACEMENT = (  # pawn .. king; rows: ranks 1-8 from the owner's side; files a-d (e-h mirror them)
+    ((0, 0, 0, 0), (0, 0, 0, 0), (4, 4, 4, 4), (10, 10, 10, 18),
+     (20, 20, 20, 28), (35, 35, 35, 35), (60, 60, 60, 60), (0, 0, 0, 0)),
+    ((-24, -18, -12, -6), (-18, -12, -6, 0), (-12, -6, 0, 6), (-6, 0, 6, 12),
+     (-6, 0, 6, 12), (-12, -6, 0, 6), (-18, -12, -6, 0), (-24, -18, -12, -6)),
+    ((-10, -7, -4, -1), (-7, -4, -1, 2), (-4, -1, 2, 5), (-1, 2, 5, 8),
+     (-1, 2, 5, 8), (-4, -1, 2, 5), (-7, -4, -1, 2), (-10, -7, -4, -1)),
+    ((0, 0, 0, 0), (0, 0, 0, 0), (0, 0, 0, 0), (0, 0, 0, 0),
+     (0, 0, 0, 0), (0, 0, 0, 0), (10, 10, 10, 10), (0, 0, 0, 0)),
+    ((-6, -4, -2, 0), (-4, -2, 0, 2), (-2, 0, 2, 4), (0, 2, 4, 6),
+     (0, 2, 4, 6), (-2, 0, 2, 4), (-4, -2, 0, 2), (-6, -4, -2, 0)),
+    ((16, 12, 8, 4), (6, 2, -2, -6), (2, -2, -6, -10), (-2, -6, -10, -14),
+     (-2, -6, -10, -14), (2, -2, -6, -10), (6, 2, -2, -6), (10, 6, 2, -2)),
+)
+MOBILITY = (3, 3, 3, 3)  # per square reached: knight, bishop, rook, queen
+KING_EXPOSURE = 4  # penalty per empty square on the eight lines out of the king
+DOUBLED, ISOLATED = 12, 10  # penalties per pawn
+PASSED = (0, 5, 10, 20, 35, 55, 80, 0)  # passed pawn bonus by rank from its owner's side
+# </weights>
+
+# The weights as one vector, and the features the evaluation counts, in the same order:
+# evaluate(state, ALL_TERMS) is the dot product for White, negated when Black is to move.
+# Every feature is a count for White minus the same count for Black (for the penalties, Black's
+# minus White's), so the evaluation is linear in the weights (the tuner relies on it).
+F_MATERIAL = 0                  # 5: pawn .. queen
+F_PLACEMENT = F_MATERIAL + 5    # 6 kinds x 8 ranks x 4 files
+F_MOBILITY = F_PLACEMENT + 192  # 4: knight .. queen
+F_EXPOSURE = F_MOBILITY + 4
+F_DOUBLED = F_EXPOSURE + 1
+F_ISOLATED = F_DOUBLED + 1
+F_PASSED = F_ISOLATED + 1       # 8: by rank
+N_FEATURES = F_PASSED + 8
+TERM_FEATURES = {TERM_MOBILITY: range(F_MOBILITY, F_EXPOSURE),
+                 TERM_KING_EXPOSURE: range(F_EXPOSURE, F_DOUBLED),
+                 TERM_PAWNS: range(F_DOUBLED, N_FEATURES)}
 
 
-def _square_bonus(kind: int, file: int, rank: int) -> int:
-    """Positional bonus for a white piece (rank 0 = White's back rank)."""
-    centre = (3.5 - abs(file - 3.5)) + (3.5 - abs(rank - 3.5))  # 1 (corner) .. 7 (centre)
-    if kind == PAWN:
-        advance = (0, 0, 4, 10, 20, 35, 60, 0)[rank]
-        return advance + (8 if file in (3, 4) and rank in (3, 4) else 0)
-    if kind == KNIGHT:
-        return int(6 * centre) - 24
-    if kind == BISHOP:
-        return int(3 * centre) - 10
-    if kind == ROOK:
-        return 10 if rank == 6 else 0
-    if kind == QUEEN:
-        return int(2 * centre) - 6
-    if kind == KING:
-        return 10 - int(4 * centre) + (6 if rank == 0 else 0)
-    return 0
+def weight_vector() -> np.ndarray:
+    """The weights above in the features' order."""
+    vector = [*MATERIAL]
+    for ranks in PLACEMENT:
+        for files in ranks:
+            vector.extend(files)
+    vector += [*MOBILITY, KING_EXPOSURE, DOUBLED, ISOLATED, *PASSED]
+    return np.array(vector, dtype=np.int64)
+
+
+def weights_source(vector) -> str:
+    """The weights block of this file (between its markers) holding `vector`."""
+    values = [int(round(value)) for value in vector]
+    if len(values) != N_FEATURES:
+        raise ValueError(f"expected {N_FEATURES} weights, not {len(values)}")
+
+    def row(numbers) -> str:
+        return "(" + ", ".join(str(number) for number in numbers) + ")"
+
+    material = values[F_MATERIAL:F_PLACEMENT]
+    lines = [WEIGHTS_BEGIN,
+             f"MATERIAL = {row(material)}  # pawn, knight, bishop, rook, queen",
+             "PLACEMENT = (  # pawn .. king; rows: ranks 1-8 from the owner's side; "
+             "files a-d (e-h mirror them)"]
+    for kind in range(6):
+        ranks = [row(values[F_PLACEMENT + kind * 32 + rank * 4:][:4]) for rank in range(8)]
+        lines.append("    (" + ", ".join(ranks[:4]) + ",")
+        lines.append("     " + ", ".join(ranks[4:]) + "),")
+    lines += [")",
+              f"MOBILITY = {row(values[F_MOBILITY:F_EXPOSURE])}  # per square reached: knight, "
+              "bishop, rook, queen",
+              f"KING_EXPOSURE = {values[F_EXPOSURE]}  # penalty per empty square on the eight "
+              "lines out of the king",
+              f"DOUBLED, ISOLATED = {values[F_DOUBLED]}, {values[F_ISOLATED]}  # penalties per "
+              "pawn",
+              f"PASSED = {row(values[F_PASSED:])}  # passed pawn bonus by rank from its owner's "
+              "side",
+              WEIGHTS_END]
+    return "\n".join(lines) + "\n"
+
+
+WEIGHTS_BEGIN = ("# <weights> centipawns; `mallard tune duck --write FILE` rewrites this block "
+                 "(tournaments/tuning.py)")
+WEIGHTS_END = "# </weights>"
+
+PIECE_VALUES = np.array([0, *MATERIAL, 0, 0], dtype=np.int64)  # by kind; the search's too
 
 
 def _tables() -> np.ndarray:
+    """Material plus placement by piece code * 128 + square, positive for White."""
     table = np.zeros(16 * 128, dtype=np.int64)
     for kind in (PAWN, KNIGHT, BISHOP, ROOK, QUEEN, KING):
         for rank in range(8):
             for file in range(8):
-                value = int(PIECE_VALUES[kind]) + _square_bonus(kind, file, rank)
+                value = int(PIECE_VALUES[kind]) + PLACEMENT[kind - 1][rank][min(file, 7 - file)]
                 table[kind * 128 + rank * 16 + file] = value
                 table[(kind | BLACK_BIT) * 128 + (7 - rank) * 16 + file] = -value
     return table
 
 
-PIECE_SQUARE = _tables()  # white-positive values
-
-TERM_MOBILITY, TERM_KING_EXPOSURE, TERM_PAWNS = 1, 2, 4
-ALL_TERMS = TERM_MOBILITY | TERM_KING_EXPOSURE | TERM_PAWNS
-MOBILITY_WEIGHT = 3           # per square reached
-EXPOSURE_WEIGHT = 4           # per empty square on a line out of the king
-DOUBLED, ISOLATED = 12, 10
-PASSED = np.array([0, 5, 10, 20, 35, 55, 80, 0], dtype=np.int64)  # by rank from the pawn's side
+PIECE_SQUARE = _tables()
+MOBILITY_BY_KIND = np.array([0, 0, *MOBILITY, 0, 0], dtype=np.int64)
+PASSED_BY_RANK = np.array(PASSED, dtype=np.int64)
 
 
 @njit(cache=True, nogil=True)
@@ -87,7 +158,27 @@ def _reach(state, sq, step):
 
 
 @njit(cache=True, nogil=True)
-def _mobility(state):
+def _piece_reach(state, sq, piece):
+    """Squares a knight, bishop, rook or queen on sq reaches (empty or holding a piece of
+    either colour for the sliders, empty or an enemy for the knight)."""
+    kind = piece & 7
+    reach = 0
+    if kind == KNIGHT:
+        for step in KNIGHT_STEPS:
+            to = sq + step
+            if not (to & 0x88) and (state[to] == 0 or (state[to] >> 3) != (piece >> 3)):
+                reach += 1
+    else:
+        first = 5 if kind == BISHOP else 1
+        last = 4 if kind == ROOK else 8
+        for code in range(first, last + 1):
+            reach += _reach(state, sq, STEPS[code])
+    return reach
+
+
+@njit(cache=True, nogil=True)
+def _mobility(state, weights):
+    """Sum over White's pieces minus Black's of weights[kind] * squares reached."""
     score = 0
     for rank in range(8):
         for file in range(8):
@@ -97,56 +188,47 @@ def _mobility(state):
             if piece == 0 or kind == PAWN or kind == KING:
                 continue
             sign = 1 if piece < BLACK_BIT else -1
-            reach = 0
-            if kind == KNIGHT:
-                for step in KNIGHT_STEPS:
-                    to = sq + step
-                    if not (to & 0x88) and (state[to] == 0 or (state[to] >> 3) != (piece >> 3)):
-                        reach += 1
-            else:
-                first = 5 if kind == BISHOP else 1
-                last = 4 if kind == ROOK else 8
-                for code in range(first, last + 1):
-                    reach += _reach(state, sq, STEPS[code])
-            score += sign * reach
-    return score * MOBILITY_WEIGHT
-
-
-@njit(cache=True, nogil=True)
-def _exposure(state):
-    score = 0
-    for colour in range(2):
-        king = state[S_KING + colour]
-        if king < 0:
-            continue
-        open_squares = 0
-        for code in range(1, 9):
-            to = king + STEPS[code]
-            while not (to & 0x88) and state[to] == 0:
-                open_squares += 1
-                to += STEPS[code]
-        score += -open_squares * EXPOSURE_WEIGHT if colour == 0 else open_squares * EXPOSURE_WEIGHT
+            score += sign * weights[kind] * _piece_reach(state, sq, piece)
     return score
 
 
 @njit(cache=True, nogil=True)
-def _pawns(state):
-    files = np.zeros((2, 10), dtype=np.int64)  # pawns per file, padded for neighbours
+def _open_lines(state, colour):
+    """Empty squares on the eight lines out of the colour's king (0 once it is captured)."""
+    king = state[S_KING + colour]
+    if king < 0:
+        return 0
+    open_squares = 0
+    for code in range(1, 9):
+        to = king + STEPS[code]
+        while not (to & 0x88) and state[to] == 0:
+            open_squares += 1
+            to += STEPS[code]
+    return open_squares
+
+
+# pawn_structure's table: per colour, pawns per file (padded by one on each side), then
+PS_DOUBLED, PS_ISOLATED, PS_PASSED = 10, 11, 12  # counts: extra pawns, isolated, passed by rank
+
+
+@njit(cache=True, nogil=True)
+def pawn_structure(state):
+    """Per colour: doubled (extra pawns on a file), isolated, and passed pawns by the rank from
+    the owner's side, at [colour, PS_*]."""
+    table = np.zeros((2, PS_PASSED + 8), dtype=np.int64)
     for rank in range(8):
         for file in range(8):
             piece = state[rank * 16 + file]
             if piece & 7 == PAWN:
-                files[piece >> 3, file + 1] += 1
-    score = 0
+                table[piece >> 3, file + 1] += 1
     for rank in range(8):
         for file in range(8):
             piece = state[rank * 16 + file]
             if piece & 7 != PAWN:
                 continue
             colour = piece >> 3
-            sign = 1 if colour == 0 else -1
-            if files[colour, file] == 0 and files[colour, file + 2] == 0:
-                score -= sign * ISOLATED
+            if table[colour, file] == 0 and table[colour, file + 2] == 0:
+                table[colour, PS_ISOLATED] += 1
             passed = True
             for f in range(max(file - 1, 0), min(file + 2, 8)):
                 for r in range(8):
@@ -155,12 +237,23 @@ def _pawns(state):
                             ((colour == 0 and r > rank) or (colour == 1 and r < rank)):
                         passed = False
             if passed:
-                score += sign * PASSED[rank if colour == 0 else 7 - rank]
+                table[colour, PS_PASSED + (rank if colour == 0 else 7 - rank)] += 1
+    for colour in range(2):
+        for file in range(1, 9):
+            if table[colour, file] > 1:
+                table[colour, PS_DOUBLED] += table[colour, file] - 1
+    return table
+
+
+@njit(cache=True, nogil=True)
+def _pawns(state):
+    table = pawn_structure(state)
+    score = 0
     for colour in range(2):
         sign = 1 if colour == 0 else -1
-        for file in range(1, 9):
-            if files[colour, file] > 1:
-                score -= sign * DOUBLED * (files[colour, file] - 1)
+        score -= sign * (DOUBLED * table[colour, PS_DOUBLED] + ISOLATED * table[colour, PS_ISOLATED])
+        for rank in range(8):
+            score += sign * PASSED_BY_RANK[rank] * table[colour, PS_PASSED + rank]
     return score
 
 
@@ -175,9 +268,36 @@ def evaluate(state, terms):
             if piece != 0:
                 score += PIECE_SQUARE[piece * 128 + sq]
     if terms & TERM_MOBILITY:
-        score += _mobility(state)
+        score += _mobility(state, MOBILITY_BY_KIND)
     if terms & TERM_KING_EXPOSURE:
-        score += _exposure(state)
+        score += KING_EXPOSURE * (_open_lines(state, 1) - _open_lines(state, 0))
     if terms & TERM_PAWNS:
         score += _pawns(state)
     return score if state[S_SIDE] == 0 else -score
+
+
+@njit(cache=True, nogil=True)
+def features(state, out):
+    """Writes the N_FEATURES counts of the weight vector's order into out, for White (see
+    F_MATERIAL): the tuner's view of evaluate."""
+    out[:] = 0
+    for rank in range(8):
+        for file in range(8):
+            piece = state[rank * 16 + file]
+            if piece == 0:
+                continue
+            kind = piece & 7
+            sign = 1 if piece < BLACK_BIT else -1
+            own_rank = rank if sign == 1 else 7 - rank
+            if kind != KING:
+                out[F_MATERIAL + kind - PAWN] += sign
+            out[F_PLACEMENT + (kind - PAWN) * 32 + own_rank * 4 + min(file, 7 - file)] += sign
+            if kind != PAWN and kind != KING:
+                out[F_MOBILITY + kind - KNIGHT] += sign * _piece_reach(state, rank * 16 + file,
+                                                                       piece)
+    out[F_EXPOSURE] = _open_lines(state, 1) - _open_lines(state, 0)
+    table = pawn_structure(state)
+    out[F_DOUBLED] = table[1, PS_DOUBLED] - table[0, PS_DOUBLED]
+    out[F_ISOLATED] = table[1, PS_ISOLATED] - table[0, PS_ISOLATED]
+    for rank in range(8):
+        out[F_PASSED + rank] = table[0, PS_PASSED + rank] - table[1, PS_PASSED + rank]

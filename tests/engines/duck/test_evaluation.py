@@ -1,0 +1,84 @@
+"""The evaluation is linear in its weights: the tuner's features, dotted with the weights, give
+evaluate's score, and the weights block of the source is what weights_source writes."""
+
+import random
+
+import numpy as np
+import pytest
+
+from engines.duck import evaluation
+from engines.duck.evaluation import (
+    ALL_TERMS,
+    N_FEATURES,
+    TERM_FEATURES,
+    TERM_KING_EXPOSURE,
+    TERM_MOBILITY,
+    TERM_PAWNS,
+    evaluate,
+    features,
+    weight_vector,
+    weights_source,
+)
+from engines.duck.rules import DuckGame
+
+
+def _random_positions(count: int, seed: int) -> list:
+    """Positions along random games (captures, promotions and lost kings included)."""
+    rng = random.Random(seed)
+    game = DuckGame()
+    positions = []
+    while len(positions) < count:
+        position = game.start_position()
+        for _ in range(rng.randrange(20, 160)):
+            moves = position.legal_moves()
+            if not moves or position.result() is not None:
+                break
+            position = position.play(rng.choice(moves))
+            positions.append(position)
+    return positions[:count]
+
+
+@pytest.mark.parametrize("terms", [0, TERM_MOBILITY, TERM_KING_EXPOSURE, TERM_PAWNS, ALL_TERMS])
+def test_features_dotted_with_the_weights_are_the_evaluation(terms):
+    weights = weight_vector()
+    for column_term, columns in TERM_FEATURES.items():
+        if not terms & column_term:
+            weights[list(columns)] = 0
+    row = np.zeros(N_FEATURES, dtype=np.int64)
+    for position in _random_positions(400, seed=terms):
+        state = position.state.copy()
+        features(state, row)
+        white = int(row @ weights)
+        expected = white if position.side_to_move == 0 else -white
+        assert evaluate(state, terms) == expected, position.fen()
+
+
+def test_the_features_count_what_they_say():
+    # 8/8/8/8/8/P7/P6k/K7: two white pawns on the a-file (one doubled; both isolated and passed),
+    # kings in the corners
+    state = DuckGame().parse_position("8/8/8/8/8/P7/P6k/K7 w - - 0 1").state.copy()
+    row = np.zeros(N_FEATURES, dtype=np.int64)
+    features(state, row)
+    assert row[evaluation.F_MATERIAL] == 2  # pawns, White minus Black
+    assert row[evaluation.F_MATERIAL + 1:evaluation.F_PLACEMENT].tolist() == [0, 0, 0, 0]
+    assert row[evaluation.F_DOUBLED] == -1 and row[evaluation.F_ISOLATED] == -2
+    assert row[evaluation.F_PASSED + 1] == 1 and row[evaluation.F_PASSED + 2] == 1
+    # open lines: White's king on a1 sees b1-h1 and b2-h8 (a2 holds a pawn); Black's on h2 sees
+    # g2-b2 (up to the pawn), h3-h8, h1, g3-b8 and g1
+    white_open = 7 + 7
+    black_open = 6 + 6 + 1 + 6 + 1
+    assert row[evaluation.F_EXPOSURE] == black_open - white_open
+
+
+def test_the_source_block_is_what_weights_source_writes():
+    source = open(evaluation.__file__).read()
+    assert weights_source(weight_vector()) in source
+    names: dict = {}
+    exec(weights_source(weight_vector()), names)
+    assert names["MATERIAL"] == evaluation.MATERIAL and names["PASSED"] == evaluation.PASSED
+    assert names["PLACEMENT"] == evaluation.PLACEMENT
+
+
+def test_weights_source_refuses_a_vector_of_another_length():
+    with pytest.raises(ValueError, match="212"):
+        weights_source([0] * 5)

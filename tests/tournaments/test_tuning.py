@@ -1,0 +1,164 @@
+"""`mallard tune duck`: the positions it takes from match databases, the fit (which must find
+weights that generated the results), the rewritten weights block, and its command line."""
+
+from __future__ import annotations
+
+import random
+import sqlite3
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from engines.duck import evaluation
+from engines.duck.rules import DuckGame
+from tournaments import EngineConfig
+from tournaments.records import GameJob, GameRecord, MoveRecord, Opening
+from tournaments.storage import MatchStore
+from tournaments.tuning import Positions, fit, quiet_positions, read_games, rewrite_weights
+
+START = DuckGame().start_position().fen()
+KNIGHT = evaluation.F_MATERIAL + 1
+
+
+def _random_game(rng: random.Random, plies: int, opening: int) -> tuple[list, list]:
+    """A random game: its positions (before each move) and its moves as a match records them."""
+    position = DuckGame().start_position()
+    positions, moves = [], []
+    for ply in range(plies):
+        legal = position.legal_moves()
+        if not legal or position.result() is not None:
+            break
+        move = rng.choice(legal)
+        positions.append(position)
+        moves.append(MoveRecord(position.format_move(move), position.pgn_move(move),
+                                None if ply < opening else 10))
+        position = position.play(move)
+    return positions, moves
+
+
+def _store(path, games: list[tuple[list, str]], variant: str = "duck") -> None:
+    engine = EngineConfig(name="e", command=["e"])
+    store = MatchStore(str(path))
+    store.bind_settings({"variant": variant})
+    for index, (moves, result) in enumerate(games, 1):
+        job = GameJob(index, 1, index, variant, engine, engine, 0, 1, Opening())
+        store.add(GameRecord(job, result, "", "normal", moves, START, "", 0, "a", "b"), "pgn")
+    store.close()
+
+
+def test_quiet_positions_are_those_after_two_quiet_moves_past_the_opening(tmp_path):
+    rng = random.Random(5)
+    games, expected_rows = [], 0
+    for result in ("1-0", "0-1", "1/2-1/2", "*"):
+        positions, moves = _random_game(rng, 80, opening=2)
+        games.append((moves, result))
+        if result == "*":  # unfinished: left out
+            continue
+        # by the notation instead of the board: a capture has an 'x', a promotion an '='
+        loud = [("x" in move.san or "=" in move.san) for move in moves]
+        expected_rows += sum(1 for ply in range(2 + 3, len(moves))
+                             if not loud[ply] and not loud[ply - 1])
+    _store(tmp_path / "games.sqlite", games)
+    taken = quiet_positions(read_games(str(tmp_path / "games.sqlite")), skip_plies=3)
+    assert taken.game_count == 3 and len(taken.results) == expected_rows > 0
+    assert set(taken.results.tolist()) == {0.0, 0.5, 1.0}
+
+
+def test_the_fit_finds_the_weights_that_made_the_results():
+    # results drawn from Texel's model with a knight worth 600 instead of 300, on feature rows
+    # with a material imbalance and a few other counts: starting from the engine's weights, the
+    # fit must find the knight's worth (relative to the other pieces: the scale K is fitted with
+    # the old weights) and lower the error on the held-out games
+    rng = np.random.default_rng(11)
+    truth = evaluation.weight_vector().astype(np.float64)
+    truth[KNIGHT] = 600
+    count = 20000
+    rows = rng.choice([-1, 0, 1], p=[0.01, 0.98, 0.01], size=(count, evaluation.N_FEATURES))
+    rows[:, evaluation.F_MATERIAL:evaluation.F_PLACEMENT] = rng.integers(-1, 2, size=(count, 5))
+    expected = 1 / (1 + 10 ** (-1.2 * (rows @ truth) / 400))
+    results = (rng.random(count) < expected).astype(np.float64)
+    data = Positions(rows, results, np.arange(count) // 10, count // 10)
+    start = evaluation.weight_vector()
+    fitted = fit(data, start, ridges=(1e-8, 1e-5), validation=0.2, seed=3)
+    assert fitted.ridge == 1e-8
+    knight, bishop, rook = fitted.weights[KNIGHT:KNIGHT + 3]
+    assert 1.7 < knight / bishop < 2.05 and 1.05 < knight / rook < 1.45  # truth: 1.88 and 1.25
+    assert fitted.after[1] < fitted.before[1] - 0.01
+    # the terms the search leaves off (king exposure) keep their weights
+    assert fitted.weights[evaluation.F_EXPOSURE] == start[evaluation.F_EXPOSURE]
+
+
+def test_rewritten_weights_read_back(tmp_path):
+    copy = tmp_path / "evaluation.py"
+    copy.write_text(open(evaluation.__file__).read())
+    weights = evaluation.weight_vector()
+    weights[KNIGHT] = 333
+    weights[evaluation.F_PASSED + 6] = 99
+    rewrite_weights(str(copy), weights)
+    text = copy.read_text()
+    assert "MATERIAL = (100, 333, 320, 480, 900)" in text
+    assert evaluation.weights_source(weights) in text
+    assert text.replace(evaluation.weights_source(weights),
+                        evaluation.weights_source(evaluation.weight_vector())) == \
+        open(evaluation.__file__).read()
+    (tmp_path / "other.py").write_text("x = 1\n")
+    with pytest.raises(ValueError, match="no weights block"):
+        rewrite_weights(str(tmp_path / "other.py"), weights)
+
+
+def test_databases_that_cannot_be_used_are_refused_by_name(tmp_path):
+    with pytest.raises(ValueError, match="no match database"):
+        read_games(str(tmp_path / "missing.sqlite"))
+    (tmp_path / "games.pgn").write_text('[Event "?"]\n')
+    with pytest.raises(ValueError, match="'.*games.pgn' is not a match database"):
+        read_games(str(tmp_path / "games.pgn"))
+    sqlite3.connect(tmp_path / "other.sqlite").execute("CREATE TABLE t (x)").connection.commit()
+    with pytest.raises(ValueError, match="not a match database"):
+        read_games(str(tmp_path / "other.sqlite"))
+    assert (tmp_path / "other.sqlite").read_bytes()  # and left as it was: no tables added
+    assert [row[0] for row in sqlite3.connect(tmp_path / "other.sqlite").execute(
+        "SELECT name FROM sqlite_master")] == ["t"]
+    _store(tmp_path / "c4.sqlite", [], variant="cfour")
+    with pytest.raises(ValueError, match="cfour, not duck"):
+        read_games(str(tmp_path / "c4.sqlite"))
+
+
+def _mallard(*arguments: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "protocol.cli", *arguments],
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_the_command_prints_a_block_that_evaluation_py_accepts(tmp_path):
+    rng = random.Random(2)
+    games = []
+    for index in range(12):
+        _, moves = _random_game(rng, 60, opening=2)
+        games.append((moves, ("1-0", "0-1", "1/2-1/2")[index % 3]))
+    _store(tmp_path / "games.sqlite", games)
+    done = _mallard("tune", "duck", str(tmp_path / "games.sqlite"), "--ridges", "1e-6")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("12 finished games, ")
+    block = done.stdout[done.stdout.index(evaluation.WEIGHTS_BEGIN):]
+    names: dict = {}
+    exec(block, names)
+    assert len(names["PLACEMENT"]) == 6 and len(names["MATERIAL"]) == 5
+    copy = tmp_path / "evaluation.py"
+    copy.write_text(open(evaluation.__file__).read())
+    done = _mallard("tune", "duck", str(tmp_path / "games.sqlite"), "--ridges", "1e-6",
+                    "--write", str(copy))
+    assert done.returncode == 0 and block in copy.read_text()
+
+
+@pytest.mark.parametrize("arguments, message", [
+    (["tune", "duck", "{tmp}/missing.sqlite"], "no match database '{tmp}/missing.sqlite'"),
+    (["tune", "duck", "x.sqlite", "--validation", "1"], "argument --validation: 1.0 is not below 1"),
+    (["tune", "duck", "x.sqlite", "--ridges", "1e-7,nan"],
+     "argument --ridges: 'nan' is not a finite"),
+    (["tune", "uttt", "x.sqlite"], "invalid choice: 'uttt'"),
+])
+def test_bad_arguments_are_one_line_and_status_2(tmp_path, arguments, message):
+    done = _mallard(*(argument.format(tmp=tmp_path) for argument in arguments))
+    assert done.returncode == 2 and message.format(tmp=tmp_path) in done.stderr
+    assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) <= 5

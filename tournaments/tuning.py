@@ -1,0 +1,251 @@
+"""Texel tuning: the Duck Chess evaluation weights fitted to the results of match games.
+
+Data: the finished Duck Chess games of match databases (`mallard match ... -db FILE`). From each
+game the positions after its opening and SKIP_PLIES more plies are taken where the move played
+and the move before it were quiet (no capture, no promotion): positions a quiescence search
+would leave alone, so their static evaluation is what the search would use. Label: the game's
+result for White (1, 1/2, 0). Whole games, chosen by the seed, are held out for validation.
+
+Model (Texel's): White's expected score is sigmoid(K * eval / 400) with sigmoid(x) =
+1 / (1 + 10^-x) and eval = features . weights (`engines.duck.evaluation`, linear in its
+weights). K is fitted first, with the current weights; then the weights of the searched terms
+minimise the mean squared error between result and expected score, plus a ridge pull toward the
+current weights that keeps rarely seen features where they were (Gauss-Newton steps, exact
+for this size). The fit is made with a few strengths of that pull, and the weights kept are those
+with the lowest error on the held-out games. The terms the search leaves off keep their weights.
+
+Everything here reads files and computes; the command line is `mallard tune duck`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Optional
+
+import numpy as np
+
+from engines.duck import evaluation
+from engines.duck.board import KIND_EN_PASSANT, MOVE_KIND_SHIFT, MOVE_PROMO_SHIFT, MOVE_TO_SHIFT
+from engines.duck.rules import DuckGame
+from engines.duck.searcher import DEFAULT_TERMS
+from tournaments.records import GameRecord
+from tournaments.storage import StorageError, check_readable
+
+SKIP_PLIES = 8  # after the opening: early positions say little about the result
+SQLITE_HEADER = b"SQLite format 3\0"
+RESULTS = {"1-0": 1.0, "1/2-1/2": 0.5, "0-1": 0.0}
+
+
+@dataclass
+class Positions:
+    """Quiet positions: one feature row each, the game's result for White, and its game."""
+    features: np.ndarray  # (n, N_FEATURES) int64
+    results: np.ndarray   # (n,) float64
+    games: np.ndarray     # (n,) int64: the game's number across all databases
+    game_count: int
+
+
+@dataclass
+class Fit:
+    scale: float                 # K
+    weights: np.ndarray          # the fitted weights, rounded to integers
+    before: tuple[float, float]  # (training, validation) error with the current weights
+    after: tuple[float, float]   # the same with the fitted weights
+    ridge: Optional[float]       # the pull toward the current weights that was kept (None:
+                                 # no fit did better than the current weights)
+    training: int                # positions
+    validation: int
+
+
+def read_games(path: str) -> list[GameRecord]:
+    """The games of a match database, opened read-only; a damaged database, a missing file or
+    one holding another variant is a ValueError naming the file."""
+    if not Path(path).is_file():
+        raise ValueError(f"no match database '{path}'")
+    with open(path, "rb") as file:
+        if file.read(len(SQLITE_HEADER)) != SQLITE_HEADER:
+            raise ValueError(f"'{path}' is not a match database (mallard match -db writes them)")
+    try:
+        db = sqlite3.connect(f"file:{Path(path).absolute()}?mode=ro", uri=True)
+    except sqlite3.Error as error:
+        raise ValueError(f"cannot open the match database '{path}': {error}") from None
+    try:
+        check_readable(db, path)
+        tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master")}
+        if not {"meta", "games"} <= tables:
+            raise ValueError(f"'{path}' is not a match database (mallard match -db writes them)")
+        settings = dict(db.execute("SELECT key, value FROM meta")).get("settings")
+        variant = json.loads(settings).get("variant") if settings else None
+        if variant != "duck":
+            raise ValueError(f"'{path}' holds games of {variant or 'an unknown variant'}, "
+                             "not duck")
+        rows = db.execute("SELECT record FROM games ORDER BY idx").fetchall()
+        return [GameRecord.from_dict(json.loads(row[0])) for row in rows]
+    except StorageError as error:
+        raise ValueError(str(error)) from None
+    except sqlite3.Error as error:
+        raise ValueError(f"cannot read the match database '{path}': {error}") from None
+    finally:
+        db.close()
+
+
+def _is_loud(state: np.ndarray, move: int) -> bool:
+    to = (move >> MOVE_TO_SHIFT) & 0x7F
+    return bool(state[to] != 0 or (move >> MOVE_PROMO_SHIFT) & 7
+                or (move >> MOVE_KIND_SHIFT) & 7 == KIND_EN_PASSANT)
+
+
+def quiet_positions(records: list[GameRecord], skip_plies: int = SKIP_PLIES) -> Positions:
+    """The quiet positions of the finished games (module docstring), with their features."""
+    game = DuckGame()
+    rows, results, games = [], [], []
+    row = np.zeros(evaluation.N_FEATURES, dtype=np.int64)
+    counted = 0
+    for record in records:
+        if record.result not in RESULTS:
+            continue
+        position = game.parse_position(record.start_fen)
+        opening = sum(1 for move in record.moves if move.time_ms is None)
+        previous_loud = True
+        for ply, move in enumerate(record.moves):
+            code = position.parse_move(move.text)
+            loud = _is_loud(position.state, code)
+            if ply >= opening + skip_plies and not loud and not previous_loud:
+                evaluation.features(position.state.copy(), row)
+                rows.append(row.copy())
+                results.append(RESULTS[record.result])
+                games.append(counted)
+            previous_loud = loud
+            position = position.play(code)
+        counted += 1
+    features = np.array(rows, dtype=np.int64).reshape(-1, evaluation.N_FEATURES)
+    return Positions(features, np.array(results), np.array(games, dtype=np.int64), counted)
+
+
+def _expected(scores: np.ndarray, scale: float) -> np.ndarray:
+    return 1.0 / (1.0 + np.power(10.0, -scale * scores / 400.0))
+
+
+def error(features: np.ndarray, results: np.ndarray, weights: np.ndarray, scale: float) -> float:
+    """Mean squared difference between the results and the expected scores."""
+    if len(results) == 0:
+        return float("nan")
+    scores = features @ np.asarray(weights, dtype=np.float64)
+    return float(np.mean((results - _expected(scores, scale)) ** 2))
+
+
+def fit_scale(features: np.ndarray, results: np.ndarray, weights: np.ndarray) -> float:
+    """The K that minimises the error of the given weights (golden-section search)."""
+    low, high = 0.05, 5.0
+    ratio = (math.sqrt(5) - 1) / 2
+    for _ in range(60):
+        a = high - ratio * (high - low)
+        b = low + ratio * (high - low)
+        if error(features, results, weights, a) < error(features, results, weights, b):
+            high = b
+        else:
+            low = a
+    return (low + high) / 2
+
+
+def tuned_columns(terms: int = DEFAULT_TERMS) -> np.ndarray:
+    """Which weights the fit may move: material, placement and the terms the search uses."""
+    free = np.ones(evaluation.N_FEATURES, dtype=bool)
+    for term, columns in evaluation.TERM_FEATURES.items():
+        if not terms & term:
+            free[list(columns)] = False
+    return free
+
+
+def _split(positions: Positions, validation: float, seed: int) -> np.ndarray:
+    """True for the positions of the held-out games."""
+    held = random.Random(seed).sample(range(positions.game_count),
+                                      round(positions.game_count * validation))
+    return np.isin(positions.games, held)
+
+
+def _gauss_newton(x: np.ndarray, y: np.ndarray, start: np.ndarray, free: np.ndarray,
+                  scale: float, ridge: float, iterations: int) -> np.ndarray:
+    """Minimise mean (y - expected)^2 + ridge * |w - start|^2 over the free weights:
+    Levenberg-Marquardt steps on the Gauss-Newton approximation (a few dozen unknowns and many
+    positions: each step solves the normal equations exactly)."""
+    slope_of_score = math.log(10) * scale / 400
+
+    def objective(weights):
+        return error(x, y, weights, scale) + ridge * float(np.sum((weights - start) ** 2))
+
+    weights, damping = start.copy(), 1e-3
+    current = objective(weights)
+    columns = np.flatnonzero(free)
+    for _ in range(iterations):
+        expected = _expected(x @ weights, scale)
+        slope = expected * (1 - expected) * slope_of_score  # d expected / d score
+        jacobian = x[:, columns] * slope[:, None]
+        normal = jacobian.T @ jacobian / len(y) + ridge * np.eye(len(columns))
+        right = jacobian.T @ (y - expected) / len(y) - ridge * (weights - start)[columns]
+        improved = False
+        while damping < 1e6:
+            damped = normal + damping * np.diag(np.diag(normal) + 1e-12)
+            trial = weights.copy()
+            trial[columns] += np.linalg.lstsq(damped, right, rcond=None)[0]
+            value = objective(trial)
+            if value < current:
+                weights, current, damping, improved = trial, value, damping / 3, True
+                break
+            damping *= 4
+        if not improved or damping < 1e-12:
+            break
+    return weights
+
+
+def fit(positions: Positions, start: np.ndarray, *, ridges=(1e-8, 1e-7, 1e-6, 1e-5),
+        iterations: int = 12, validation: float = 0.1, seed: int = 1,
+        terms: int = DEFAULT_TERMS,
+        progress: Optional[Callable[[float, float, float], None]] = None) -> Fit:
+    """Weights fitted to the positions, starting from (and pulled toward) `start`; of the ridge
+    strengths given, the one whose weights do best on the held-out games is kept."""
+    held = _split(positions, validation, seed)
+    x = positions.features.astype(np.float64)
+    train_x, train_y = x[~held], positions.results[~held]
+    valid_x, valid_y = x[held], positions.results[held]
+    if len(train_y) == 0:
+        raise ValueError("no quiet positions to fit: the databases hold no finished duck game "
+                         "long enough")
+    start = np.asarray(start, dtype=np.float64)
+    scale = fit_scale(train_x, train_y, start)
+    free = tuned_columns(terms)
+    watch_x, watch_y = (valid_x, valid_y) if len(valid_y) else (train_x, train_y)
+    best, best_error, best_ridge = start, error(watch_x, watch_y, start, scale), None
+    for ridge in ridges:
+        weights = np.round(_gauss_newton(train_x, train_y, start, free, scale, ridge, iterations))
+        watched = error(watch_x, watch_y, weights, scale)
+        if progress is not None:
+            progress(ridge, error(train_x, train_y, weights, scale), watched)
+        if watched < best_error:
+            best, best_error, best_ridge = weights, watched, ridge
+    best = best.astype(np.int64)
+    return Fit(scale=scale, weights=best,
+               before=(error(train_x, train_y, start, scale), error(valid_x, valid_y, start, scale)),
+               after=(error(train_x, train_y, best, scale), error(valid_x, valid_y, best, scale)),
+               ridge=best_ridge, training=len(train_y), validation=len(valid_y))
+
+
+def rewrite_weights(path: str, weights: np.ndarray) -> None:
+    """Replace the weights block of a copy of engines/duck/evaluation.py with `weights`."""
+    try:
+        text = Path(path).read_text()
+    except (OSError, UnicodeDecodeError) as error:
+        raise ValueError(f"cannot read '{path}': {error}") from None
+    lines = text.splitlines(keepends=True)
+    marks = [i for i, line in enumerate(lines)
+             if line.rstrip("\n") in (evaluation.WEIGHTS_BEGIN, evaluation.WEIGHTS_END)]
+    if len(marks) != 2 or lines[marks[0]].rstrip("\n") != evaluation.WEIGHTS_BEGIN:
+        raise ValueError(f"'{path}' has no weights block (the lines '{evaluation.WEIGHTS_BEGIN}' "
+                         f"and '{evaluation.WEIGHTS_END}')")
+    block = evaluation.weights_source(weights)
+    Path(path).write_text("".join(lines[:marks[0]]) + block + "".join(lines[marks[1] + 1:]))
