@@ -20,7 +20,7 @@ def searcher(game):
     return DuckSearcher(game, hash_mb=16)
 
 
-@pytest.mark.parametrize("fen,best,mate,plain_depth", [
+FORCED_KING_CAPTURES = pytest.mark.parametrize("fen,best,mate,plain_depth", [
     # the king can be taken at once
     ("4k3/8/8/8/8/8/8/4RK1* w - - 0 1", "e1e8", 1, 1),
     # a knight check cannot be blocked by the duck: Nc7 and Nxa8 next
@@ -31,6 +31,9 @@ def searcher(game):
     # two lines on the king (and knight and bishop on its flight squares): one duck blocks one
     ("k6R/1p1N4/8/8/8/4B3/8/R5K1 b - - 0 1", None, -1, 2),
 ])
+
+
+@FORCED_KING_CAPTURES
 @pytest.mark.parametrize("threads,selective", [(1, ()), (2, ()), (1, SELECTIVITY_BITS)])
 def test_forced_king_captures_get_mate_scores(game, searcher, fen, best, mate, plain_depth,
                                               threads, selective):
@@ -44,9 +47,13 @@ def test_forced_king_captures_get_mate_scores(game, searcher, fen, best, mate, p
     assert result.score.kind == "mate" and result.score.value == mate
     if best:
         assert position.format_move(result.best_move).startswith(best)
-    plain, _ = enumeration_value(position, plain_depth, False, 0)
-    win = 30000 - (2 * mate - 1) if mate > 0 else -(30000 - 2 * -mate)
-    assert plain == win  # the full enumeration proves the same forced result
+
+
+@FORCED_KING_CAPTURES
+def test_the_full_enumeration_proves_the_same_forced_king_captures(game, fen, best, mate,
+                                                                   plain_depth):
+    plain, _ = enumeration_value(game.parse_position(fen), plain_depth, False, 0)
+    assert plain == (30000 - (2 * mate - 1) if mate > 0 else -(30000 - 2 * -mate))
 
 
 def test_one_line_on_the_king_is_blocked_by_the_duck(game, searcher):

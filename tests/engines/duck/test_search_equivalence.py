@@ -44,14 +44,14 @@ def test_equal_values_with_quiescence(game, seed, depth):
 
 
 @pytest.mark.parametrize("quiescence,count", [
-    (False, 15), (True, 6),
+    (False, 15), (True, 3),
     # quiescence to 4 plies with every term costs about 2 s a position
     pytest.param(True, 15, marks=pytest.mark.slow)])
 def test_equal_values_with_every_evaluation_term(game, quiescence, count):
     compare(live_positions(game, count, 300), 2, quiescence, 4, ALL_TERMS)
 
 
-@pytest.mark.parametrize("seed", range(2))
+@pytest.mark.parametrize("seed", [0, pytest.param(1, marks=pytest.mark.slow)])
 def test_equal_values_at_depth_3(game, seed):
     compare(live_positions(game, 10, 200 + seed), 3, False, 0)
 
