@@ -96,6 +96,17 @@ def number_list(text: str) -> list[float]:
     return values
 
 
+def weight_groups(text: str) -> list[str]:
+    from engines.duck.evaluation import WEIGHT_GROUPS
+
+    names = [name.strip() for name in text.split(",") if name.strip()]
+    unknown = [name for name in names if name not in WEIGHT_GROUPS]
+    if unknown:
+        raise argparse.ArgumentTypeError(f"unknown weight group '{unknown[0]}' (known: "
+                                         f"{', '.join(WEIGHT_GROUPS)})")
+    return names
+
+
 def fraction(text: str) -> float:
     value = non_negative_number(text)
     if value >= 1:
@@ -355,7 +366,7 @@ def _tune(args) -> int:
 
     start = evaluation.weight_vector()
     result = tuning.fit(positions, start, ridges=args.ridges, validation=args.validation,
-                        seed=args.seed, progress=progress)
+                        seed=args.seed, fixed=tuple(args.fixed), progress=progress)
     print(f"K {result.scale:.4f}; positions: {result.training} training, "
           f"{result.validation} validation (whole games)")
     print(f"error before {result.before[0]:.6f} training, {result.before[1]:.6f} validation")
@@ -624,6 +635,9 @@ def _add_tune(commands) -> None:
                       metavar="R,R,...",
                       help="strengths of the pull toward the current weights to try; the one "
                            "best on the held-out games is kept")
+    tune.add_argument("--fixed", type=weight_groups, default=[], metavar="GROUP,...",
+                      help="weight groups the fit leaves as they are: material, placement, "
+                           "mobility, king, pawns")
     tune.add_argument("--validation", type=fraction, default=0.1,
                       help="share of the games held out to choose the step")
     tune.add_argument("--skip-plies", type=non_negative_int, default=8,

@@ -74,9 +74,14 @@ F_DOUBLED = F_EXPOSURE + 1
 F_ISOLATED = F_DOUBLED + 1
 F_PASSED = F_ISOLATED + 1       # 8: by rank
 N_FEATURES = F_PASSED + 8
-TERM_FEATURES = {TERM_MOBILITY: range(F_MOBILITY, F_EXPOSURE),
-                 TERM_KING_EXPOSURE: range(F_EXPOSURE, F_DOUBLED),
-                 TERM_PAWNS: range(F_DOUBLED, N_FEATURES)}
+WEIGHT_GROUPS = {"material": range(F_MATERIAL, F_PLACEMENT),
+                 "placement": range(F_PLACEMENT, F_MOBILITY),
+                 "mobility": range(F_MOBILITY, F_EXPOSURE),
+                 "king": range(F_EXPOSURE, F_DOUBLED),
+                 "pawns": range(F_DOUBLED, N_FEATURES)}
+TERM_FEATURES = {TERM_MOBILITY: WEIGHT_GROUPS["mobility"],
+                 TERM_KING_EXPOSURE: WEIGHT_GROUPS["king"],
+                 TERM_PAWNS: WEIGHT_GROUPS["pawns"]}
 
 
 def weight_vector() -> np.ndarray:

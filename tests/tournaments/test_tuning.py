@@ -88,6 +88,11 @@ def test_the_fit_finds_the_weights_that_made_the_results():
     assert fitted.after[1] < fitted.before[1] - 0.01
     # the terms the search leaves off (king exposure) keep their weights
     assert fitted.weights[evaluation.F_EXPOSURE] == start[evaluation.F_EXPOSURE]
+    # and so do the groups held fixed
+    held = fit(data, start, ridges=(1e-8,), validation=0.2, seed=3, fixed=("placement",))
+    placement = slice(evaluation.F_PLACEMENT, evaluation.F_MOBILITY)
+    assert held.weights[placement].tolist() == start[placement].tolist()
+    assert held.weights[KNIGHT] > 1.7 * held.weights[KNIGHT + 1]
 
 
 def test_rewritten_weights_read_back(tmp_path):
@@ -157,6 +162,8 @@ def test_the_command_prints_a_block_that_evaluation_py_accepts(tmp_path):
     (["tune", "duck", "x.sqlite", "--ridges", "1e-7,nan"],
      "argument --ridges: 'nan' is not a finite"),
     (["tune", "uttt", "x.sqlite"], "invalid choice: 'uttt'"),
+    (["tune", "duck", "x.sqlite", "--fixed", "mobility,queen"],
+     "argument --fixed: unknown weight group 'queen' (known: material, placement, mobility"),
 ])
 def test_bad_arguments_are_one_line_and_status_2(tmp_path, arguments, message):
     done = _mallard(*(argument.format(tmp=tmp_path) for argument in arguments))
