@@ -38,23 +38,27 @@ def _random_game(rng: random.Random, plies: int, opening: int) -> tuple[list, li
     return positions, moves
 
 
-def _store(path, games: list[tuple[list, str]], variant: str = "duck") -> None:
+def _store(path, games: list[tuple], variant: str = "duck") -> None:
+    """Games as (moves, result) or (moves, result, termination)."""
     engine = EngineConfig(name="e", command=["e"])
     store = MatchStore(str(path))
     store.bind_settings({"variant": variant})
-    for index, (moves, result) in enumerate(games, 1):
+    for index, (moves, result, *termination) in enumerate(games, 1):
         job = GameJob(index, 1, index, variant, engine, engine, 0, 1, Opening())
-        store.add(GameRecord(job, result, "", "normal", moves, START, "", 0, "a", "b"), "pgn")
+        store.add(GameRecord(job, result, "", termination[0] if termination else "normal",
+                             moves, START, "", 0, "a", "b"), "pgn")
     store.close()
 
 
 def test_quiet_positions_are_those_after_two_quiet_moves_past_the_opening(tmp_path):
     rng = random.Random(5)
     games, expected_rows = [], 0
-    for result in ("1-0", "0-1", "1/2-1/2", "*"):
+    for result, termination in (("1-0", "normal"), ("0-1", "adjudication"),
+                                ("1/2-1/2", "normal"), ("*", "unterminated"),
+                                ("1-0", "time forfeit"), ("0-1", "abandoned")):
         positions, moves = _random_game(rng, 80, opening=2)
-        games.append((moves, result))
-        if result == "*":  # unfinished: left out
+        games.append((moves, result, termination))
+        if termination not in ("normal", "adjudication"):  # not decided on the board: left out
             continue
         # by the notation instead of the board: a capture has an 'x', a promotion an '='
         loud = [("x" in move.san or "=" in move.san) for move in moves]
