@@ -32,6 +32,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
+from engines.base import GameError
 from engines.duck import evaluation
 from engines.duck.board import KIND_EN_PASSANT, MOVE_KIND_SHIFT, MOVE_PROMO_SHIFT, MOVE_TO_SHIFT
 from engines.duck.rules import DuckGame
@@ -115,19 +116,23 @@ def quiet_positions(records: list[GameRecord], skip_plies: int = SKIP_PLIES) -> 
     for record in records:
         if record.result not in RESULTS or record.termination not in BOARD_ENDINGS:
             continue
-        position = game.parse_position(record.start_fen)
-        opening = sum(1 for move in record.moves if move.time_ms is None)
-        previous_loud = True
-        for ply, move in enumerate(record.moves):
-            code = position.parse_move(move.text)
-            loud = _is_loud(position.state, code)
-            if ply >= opening + skip_plies and not loud and not previous_loud:
-                evaluation.features(position.state.copy(), row)
-                rows.append(row.copy())
-                results.append(RESULTS[record.result])
-                games.append(counted)
-            previous_loud = loud
-            position = position.play(code)
+        try:
+            position = game.parse_position(record.start_fen)
+            opening = sum(1 for move in record.moves if move.time_ms is None)
+            previous_loud = True
+            for ply, move in enumerate(record.moves):
+                code = position.parse_move(move.text)
+                loud = _is_loud(position.state, code)
+                if ply >= opening + skip_plies and not loud and not previous_loud:
+                    evaluation.features(position.state.copy(), row)
+                    rows.append(row.copy())
+                    results.append(RESULTS[record.result])
+                    games.append(counted)
+                previous_loud = loud
+                position = position.play(code)
+        except GameError as error:
+            raise ValueError(f"game {record.index} ({record.white_name} - {record.black_name}) "
+                             f"does not replay: {error}") from None
         counted += 1
     features = np.array(rows, dtype=np.int64).reshape(-1, evaluation.N_FEATURES)
     return Positions(features, np.array(results), np.array(games, dtype=np.int64), counted)

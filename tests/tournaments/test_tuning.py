@@ -129,6 +129,11 @@ def test_databases_that_cannot_be_used_are_refused_by_name(tmp_path):
     assert (tmp_path / "other.sqlite").read_bytes()  # and left as it was: no tables added
     assert [row[0] for row in sqlite3.connect(tmp_path / "other.sqlite").execute(
         "SELECT name FROM sqlite_master")] == ["t"]
+    _, moves = _random_game(random.Random(1), 20, opening=0)
+    moves[5] = MoveRecord("e9e4,e4e5", "e4")  # no such square
+    _store(tmp_path / "bad.sqlite", [(moves, "1-0")])
+    with pytest.raises(ValueError, match="game 1 .* does not replay"):
+        quiet_positions(read_games(str(tmp_path / "bad.sqlite")))
     _store(tmp_path / "c4.sqlite", [], variant="cfour")
     with pytest.raises(ValueError, match="cfour, not duck"):
         read_games(str(tmp_path / "c4.sqlite"))
