@@ -99,7 +99,7 @@ def number_list(text: str) -> list[float]:
 def weight_groups(text: str) -> list[str]:
     from engines.duck.evaluation import WEIGHT_GROUPS
 
-    names = [name.strip() for name in text.split(",") if name.strip()]
+    names = [name.strip() for name in text.split(",") if name.strip() not in ("", "none")]
     unknown = [name for name in names if name not in WEIGHT_GROUPS]
     if unknown:
         raise argparse.ArgumentTypeError(f"unknown weight group '{unknown[0]}' (known: "
@@ -626,20 +626,21 @@ def _add_tune(commands) -> None:
         description="Fit the Duck Chess evaluation weights to the results of the games in "
                     "match databases (mallard match ... -db FILE): Texel's method on the "
                     "quiet positions of the games. Prints the new weights block, or writes it "
-                    "into a copy of engines/duck/evaluation.py.")
+                    "into a copy of the duck evaluation's source.")
     tune.add_argument("game", choices=["duck"], help="the game")
     tune.add_argument("databases", nargs="+", metavar="DB", help="match databases (-db files)")
     tune.add_argument("--write", metavar="FILE",
-                      help="replace the weights block of this evaluation.py")
-    tune.add_argument("--ridges", type=number_list, default=[1e-8, 1e-7, 1e-6, 1e-5],
+                      help="replace the weights block of FILE, a copy of the duck "
+                           "evaluation's source")
+    tune.add_argument("--ridges", type=number_list, default="1e-8,1e-7,1e-6,1e-5",
                       metavar="R,R,...",
                       help="strengths of the pull toward the current weights to try; the one "
                            "best on the held-out games is kept")
-    tune.add_argument("--fixed", type=weight_groups, default=[], metavar="GROUP,...",
+    tune.add_argument("--fixed", type=weight_groups, default="none", metavar="GROUP,...",
                       help="weight groups the fit leaves as they are: material, placement, "
                            "mobility, king, pawns")
     tune.add_argument("--validation", type=fraction, default=0.1,
-                      help="share of the games held out to choose the step")
+                      help="share of the games held out to choose the ridge")
     tune.add_argument("--skip-plies", type=non_negative_int, default=8,
                       help="plies after the opening left out")
     tune.add_argument("--seed", type=non_negative_int, default=1,
