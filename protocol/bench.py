@@ -245,21 +245,23 @@ def bench_threads(variants, movetime_ms: int, max_threads: int,
             searcher = entry.new_searcher(game)
             searcher.set_threads(threads)
             searcher.search(positions[0], Limits(depth=2))  # code loaded, helpers included
-            depths, nodes, seconds = [], 0, 0.0
-            for position in positions:
+
+            def fresh_search(position, limits):
+                """The result of a search with a cleared table, and the seconds it took."""
                 searcher.clear()
                 started = time.perf_counter()
-                result = searcher.search(position, Limits(movetime=movetime_ms))
-                seconds += time.perf_counter() - started
+                result = searcher.search(position, limits)
+                return result, time.perf_counter() - started
+
+            depths, nodes, seconds = [], 0, 0.0
+            for position in positions:
+                result, took = fresh_search(position, Limits(movetime=movetime_ms))
+                seconds += took
                 depths.append(result.depth)
                 nodes += result.nodes
             goals = goals or depths
-            to_depths = 0.0
-            for position, depth in zip(positions, goals):
-                searcher.clear()
-                started = time.perf_counter()
-                searcher.search(position, Limits(depth=max(1, depth)))
-                to_depths += time.perf_counter() - started
+            to_depths = sum(fresh_search(position, Limits(depth=max(1, depth)))[1]
+                            for position, depth in zip(positions, goals))
             rate = nodes / seconds
             single_rate = single_rate or rate
             single_time = single_time or to_depths

@@ -97,13 +97,14 @@ def number_list(text: str) -> list[float]:
 
 
 def weight_groups(text: str) -> list[str]:
-    from engines.duck.evaluation import WEIGHT_GROUPS
+    """Comma-separated names of the duck evaluation's weight groups ('none' for none)."""
+    from tournaments.tuning import tuned_columns
 
     names = [name.strip() for name in text.split(",") if name.strip() not in ("", "none")]
-    unknown = [name for name in names if name not in WEIGHT_GROUPS]
-    if unknown:
-        raise argparse.ArgumentTypeError(f"unknown weight group '{unknown[0]}' (known: "
-                                         f"{', '.join(WEIGHT_GROUPS)})")
+    try:
+        tuned_columns(fixed=tuple(names))  # refuses an unknown group, naming the known ones
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
     return names
 
 
@@ -375,8 +376,9 @@ def _tune(args) -> int:
     print(f"error after  {result.after[0]:.6f} training, {result.after[1]:.6f} validation "
           f"({kept})")
     moved = np.flatnonzero(result.weights != start)
+    material = slice(evaluation.F_MATERIAL, evaluation.F_PLACEMENT)
     print(f"{len(moved)} of {len(start)} weights changed; "
-          f"material {start[:5].tolist()} -> {result.weights[:5].tolist()}")
+          f"material {start[material].tolist()} -> {result.weights[material].tolist()}")
     if args.write:
         tuning.rewrite_weights(args.write, result.weights)
         print(f"wrote the weights into {args.write}")
