@@ -77,10 +77,12 @@ def test_gtp_plays_uttt_after_mallard_variant():
 def test_a_uttt_match_between_mallard_over_ugi_and_gtp():
     from tournaments import EngineConfig, Match, TimeControl
 
+    # The margins: this checks the protocols, not the clocks (tests/tournaments does that). A
+    # loaded 2-core CI machine once held a 50 ms UGI reply back to 117 ms, a time forfeit.
     engines = [EngineConfig(name="ugi", command=ENGINE_COMMAND + ["ugi"], protocol="ugi",
-                            tc=TimeControl.from_settings(st="0.05")),
+                            tc=TimeControl.from_settings(st="0.05"), timemargin_ms=500),
                EngineConfig(name="gtp", command=ENGINE_COMMAND + ["gtp"], protocol="gtp",
-                            tc=TimeControl.from_settings(st="0.05"), timemargin_ms=200)]
+                            tc=TimeControl.from_settings(st="0.05"), timemargin_ms=500)]
     match = Match(variant="uttt", engines=engines, games=2, repeat=True).run()
     assert len(match.records) == 2
     for record in match.records:
