@@ -54,6 +54,7 @@ SELECTIVE_PIECES = (
     ("Null Move Pruning", "null", True),
     ("Futility Pruning", "futility", False),
     ("Delta Pruning", "delta", True),
+    ("Losing Capture Pruning", "losing", False),
 )
 
 

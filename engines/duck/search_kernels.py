@@ -20,12 +20,13 @@ cut-off use the lowest V(k) so far. The table is keyed without the duck and stor
 of score and RE separately; an entry answers a window only if both are resolved for it.
 
 Selectivity (ctx[C_SELECTIVITY], each piece a bit, SELECT_*): late-move reductions, a null move
-(the side passes its piece move; the duck still moves), futility near the leaves and delta
-pruning in quiescence. What they skip stays fail-hard: a pruned move counts as worth at most
-alpha on the squares it is not blocked on (never as no move there, which would read as a fowling
-win), a null-move cut as beta on every square. The null move and futility work in null windows
-only, they and delta pruning away from mate scores. With every bit off the search is exact: it
-equals the full (piece move, duck square) enumeration (`enumeration`).
+(the side passes its piece move; the duck still moves), futility near the leaves, and delta and
+losing-capture pruning in quiescence. What they skip stays fail-hard: a pruned move counts as
+worth at most alpha on the squares it is not blocked on (never as no move there, which would read
+as a fowling win), a null-move cut as beta on every square; quiescence may leave out any capture,
+its standing pat being the floor. The null move and futility work in null windows only, they and
+the quiescence pieces away from mate scores. With every bit off the search is exact: it equals
+the full (piece move, duck square) enumeration (`enumeration`).
 
 Threads: helpers search the same root on a shared table (lazy SMP, `engines.driver`) and split
 the work as ABDADA does: a node defers a move whose child another thread is searching to a
@@ -97,12 +98,14 @@ SELECT_LMR = 1           # late quiet moves searched shallower first (`LMR_REDUC
 SELECT_NULL = 2          # a pass searched shallower first: when even it fails high, cut
 SELECT_FUTILITY = 4      # near the leaves, quiet moves that cannot lift a low evaluation skipped
 SELECT_DELTA = 8         # in quiescence, captures that cannot lift the standing pat to alpha
+SELECT_LOSING = 16       # in quiescence, captures a pawn or knight takes back at a loss
 LMR_FIRST = 3            # the moves searched before any is reduced
 NULL_MIN_DEPTH = 3
 NULL_MIN_MOVES = 16      # fewer piece moves: passing may be what the side cannot do (fowling)
 FUTILITY_MAX_DEPTH = 2
 FUTILITY_MARGIN = 150    # centipawns per ply of depth left
 DELTA_MARGIN = 200       # centipawns beyond the piece taken
+KNIGHT_JUMPS = np.array([14, 18, 31, 33, -14, -18, -31, -33], dtype=np.int64)
 KILLER_KEY = 1 << 35     # ordering keys from here up: the table's move, captures, killers
 
 # Threads (ABDADA): `busy` (BUSY_SLOTS words, shared by the threads of a search) holds the keys
@@ -452,6 +455,34 @@ def _terminal(state, ply):
 
 
 @njit(cache=True, nogil=True)
+def loses_to_recapture(state, move):
+    """Whether the capture `move` of the side to move loses material to a recapture by a pawn
+    or a knight, the two the duck can never block: the capturing piece is worth more than what
+    it takes plus the cheapest such recapturer (taken back in turn at best). Pawn captures,
+    promotions and king captures never lose so."""
+    frm = move & 0x7F
+    to = (move >> MOVE_TO_SHIFT) & 0x7F
+    kind = state[frm] & 7
+    victim = state[to] & 7
+    if kind == 1 or kind == 6 or victim == 6 or (move >> MOVE_PROMO_SHIFT) & 7 != 0:
+        return False
+    enemy = (1 - state[S_SIDE]) * 8
+    forward = 16 if enemy == 0 else -16  # the enemy pawns' step: they take from behind `to`
+    recapturer = 0
+    for side_step in (-1, 1):
+        sq = to - forward + side_step
+        if sq & 0x88 == 0 and state[sq] == enemy + 1:
+            recapturer = PIECE_VALUES[1]
+    if recapturer == 0:
+        for jump in KNIGHT_JUMPS:
+            sq = to + jump
+            if sq & 0x88 == 0 and state[sq] == enemy + 2:
+                recapturer = PIECE_VALUES[2]
+                break
+    return recapturer > 0 and PIECE_VALUES[kind] > PIECE_VALUES[victim] + recapturer
+
+
+@njit(cache=True, nogil=True)
 def quiescence(state, undo, moves, order, ex, ctx, tt, stop, ply, alpha, beta):
     """Captures only, with standing pat; the same exception bookkeeping as `search`."""
     ctx[C_QNODES] += 1
@@ -477,6 +508,7 @@ def quiescence(state, undo, moves, order, ex, ctx, tt, stop, ply, alpha, beta):
     common_move = 0
     lowest = stand
     delta = (ctx[C_SELECTIVITY] & SELECT_DELTA) != 0 and abs(alpha) < MATE_BOUND
+    losing = (ctx[C_SELECTIVITY] & SELECT_LOSING) != 0 and abs(alpha) < MATE_BOUND
     for i in range(base, end):
         move = pick_best(moves, order, i, end)
         alpha_eff = max(alpha, lowest)
@@ -489,6 +521,8 @@ def quiescence(state, undo, moves, order, ex, ctx, tt, stop, ply, alpha, beta):
                 # this capture and every later one (they take less) stay at or below alpha:
                 # the squares keep what they have, upper bounds at or below alpha (fail-hard)
                 break
+        if losing and loses_to_recapture(state, move):
+            continue  # quiescence may leave out any capture: the standing pat stays the floor
         push_piece_move(state, undo, move)
         value = quiescence(state, undo, moves, order, ex, ctx, tt, stop, ply + 1, -beta,
                            -alpha_eff)

@@ -212,3 +212,60 @@ def test_the_most_blocking_duck_square_kernel_matches_the_python_count(game):
                 _most_blocking_square_in_python(state, position.duck), position.fen()
             checked += 1
     assert checked > 60
+
+
+PIECE_WORTH = {"p": 100, "n": 300, "b": 320, "r": 480, "q": 900}  # evaluation.MATERIAL
+
+
+def test_losing_capture_pruning_knows_who_takes_back_as_pyffish_does(game):
+    """`loses_to_recapture` against pyffish's move generator: after the capture (any duck
+    square: none blocks a pawn or a knight), the opponent's legal moves onto the square decide."""
+    from engines.duck.board import KIND_EN_PASSANT, MOVE_KIND_SHIFT, MOVE_PROMO_SHIFT, MOVE_TO_SHIFT
+    from engines.duck.evaluation import MATERIAL
+
+    assert tuple(PIECE_WORTH.values()) == MATERIAL
+    seen = {True: 0, False: 0}
+    for position in random_positions(game, 60, 23):
+        if position.result() is not None:
+            continue
+        fen = position.fen()
+        board = {}
+        for rank, row in enumerate(fen.split()[0].split("/")):
+            file = 0
+            for char in row:
+                if char.isdigit():
+                    file += int(char)
+                else:
+                    board["abcdefgh"[file] + str(8 - rank)] = char
+                    file += 1
+        full_moves = pyffish.legal_moves("duck", fen, [])
+        for move in position.piece_moves():
+            move = int(move)
+            text = position.format_move(move).split(",")[0]
+            mover, target = board[text[:2]], board.get(text[2:4], "*")
+            if target in "*" or (move >> MOVE_KIND_SHIFT) & 3 == KIND_EN_PASSANT:
+                continue
+            after = pyffish.get_fen("duck", fen, [next(m for m in full_moves if m.startswith(text))])
+            takers = [board[m[:2]] for m in pyffish.legal_moves("duck", after, [])
+                      if m[2:4] == text[2:4] and board.get(m[:2], "").lower() in ("p", "n")]
+            cheapest = min((PIECE_WORTH[taker.lower()] for taker in takers), default=0)
+            expected = (cheapest > 0 and mover.lower() not in "pk" and target.lower() != "k"
+                        and (move >> MOVE_PROMO_SHIFT) & 7 == 0
+                        and PIECE_WORTH[mover.lower()] > PIECE_WORTH[target.lower()] + cheapest)
+            assert SK.loses_to_recapture(position.state.copy(), move) == expected, (fen, text)
+            seen[expected] += 1
+    assert seen[True] >= 10 and seen[False] >= 50, seen
+
+
+def test_losing_capture_pruning_shrinks_the_search(game):
+    position = game.parse_position(BUSY_CENTRE)
+    nodes = {}
+    for on in (False, True):
+        searcher = DuckSearcher(game, hash_mb=16)
+        searcher.set_selective("losing", on)
+        nodes[on] = searcher.search(position, Limits(depth=4)).nodes
+    assert nodes[True] < nodes[False]
+
+
+# a middle game with captures everywhere, some of them defended by pawns and knights
+BUSY_CENTRE = "r1bqkb1r/ppp2ppp/2n2n2/3pp3/3PP3/2N2N2/PPP2PPP/R1BQKB1R w KQkq - 0 5"
