@@ -220,7 +220,7 @@ PIECE_WORTH = {"p": 100, "n": 300, "b": 320, "r": 480, "q": 900}  # evaluation.M
 def test_losing_capture_pruning_knows_who_takes_back_as_pyffish_does(game):
     """`loses_to_recapture` against pyffish's move generator: after the capture (any duck
     square: none blocks a pawn or a knight), the opponent's legal moves onto the square decide."""
-    from engines.duck.board import KIND_EN_PASSANT, MOVE_KIND_SHIFT, MOVE_PROMO_SHIFT, MOVE_TO_SHIFT
+    from engines.duck.board import KIND_EN_PASSANT, MOVE_KIND_SHIFT, MOVE_PROMO_SHIFT
     from engines.duck.evaluation import MATERIAL
 
     assert tuple(PIECE_WORTH.values()) == MATERIAL
