@@ -212,53 +212,72 @@ def _open_lines(state, colour):
     return open_squares
 
 
-# pawn_structure's table: per colour, pawns per file (padded by one on each side), then
-PS_DOUBLED, PS_ISOLATED, PS_PASSED = 10, 11, 12  # counts: extra pawns, isolated, passed by rank
+# pawn_structure's packed counts: four bits per file or per rank (a colour has at most 8 pawns)
+NIBBLE = 15
+NO_WHITE_PAWN = 0x99999999  # per file, the lowest White pawn's rank + 1; 9: none
 
 
 @njit(cache=True, nogil=True)
 def pawn_structure(state):
-    """Per colour: doubled (extra pawns on a file), isolated, and passed pawns by the rank from
-    the owner's side, at [colour, PS_*]."""
-    table = np.zeros((2, PS_PASSED + 8), dtype=np.int64)
-    for rank in range(8):
+    """White's doubled (extra pawns on a file), isolated and passed pawns, then Black's; the
+    passed ones counted by the rank from the owner's side, four bits per rank. A pawn is passed
+    when no enemy pawn stands ahead of it on its file or the two beside it.
+
+    Plain integers, no array: the evaluation calls this at every leaf."""
+    white_files = 0  # pawns per file, four bits each
+    black_files = 0
+    white_lowest = NO_WHITE_PAWN  # per file, the lowest White pawn's rank + 1 (9: none)
+    black_highest = 0  # per file, the highest Black pawn's rank + 1 (0: none)
+    for rank in range(8):  # upwards: a file's first White pawn is its lowest, its last Black one its highest
         for file in range(8):
             piece = state[rank * 16 + file]
-            if piece & 7 == PAWN:
-                table[piece >> 3, file + 1] += 1
+            if piece & 7 != PAWN:
+                continue
+            shift = 4 * file
+            if piece < BLACK_BIT:
+                white_files += 1 << shift
+                if (white_lowest >> shift) & NIBBLE == 9:
+                    white_lowest -= (8 - rank) << shift
+            else:
+                black_files += 1 << shift
+                black_highest += (rank + 1 - ((black_highest >> shift) & NIBBLE)) << shift
+    white_isolated = black_isolated = white_passed = black_passed = 0
     for rank in range(8):
         for file in range(8):
             piece = state[rank * 16 + file]
             if piece & 7 != PAWN:
                 continue
-            colour = piece >> 3
-            if table[colour, file] == 0 and table[colour, file + 2] == 0:
-                table[colour, PS_ISOLATED] += 1
-            passed = True
+            white = piece < BLACK_BIT
+            own = white_files if white else black_files
+            beside = ((own << 4) >> (4 * file)) & 0xF0F  # the files on either side (padded)
+            free = True
             for f in range(max(file - 1, 0), min(file + 2, 8)):
-                for r in range(8):
-                    other = state[r * 16 + f]
-                    if other == PAWN + (1 - colour) * BLACK_BIT and \
-                            ((colour == 0 and r > rank) or (colour == 1 and r < rank)):
-                        passed = False
-            if passed:
-                table[colour, PS_PASSED + (rank if colour == 0 else 7 - rank)] += 1
-    for colour in range(2):
-        for file in range(1, 9):
-            if table[colour, file] > 1:
-                table[colour, PS_DOUBLED] += table[colour, file] - 1
-    return table
+                if white:
+                    free = free and (black_highest >> (4 * f)) & NIBBLE <= rank + 1
+                else:
+                    free = free and (white_lowest >> (4 * f)) & NIBBLE >= rank + 1
+            isolated = 1 if beside == 0 else 0
+            passed = 1 if free else 0
+            if white:
+                white_isolated += isolated
+                white_passed += passed << (4 * rank)
+            else:
+                black_isolated += isolated
+                black_passed += passed << (4 * (7 - rank))
+    white_doubled = black_doubled = 0
+    for file in range(8):
+        white_doubled += max(0, ((white_files >> (4 * file)) & NIBBLE) - 1)
+        black_doubled += max(0, ((black_files >> (4 * file)) & NIBBLE) - 1)
+    return white_doubled, white_isolated, white_passed, black_doubled, black_isolated, black_passed
 
 
 @njit(cache=True, nogil=True)
 def _pawns(state):
-    table = pawn_structure(state)
-    score = 0
-    for colour in range(2):
-        sign = 1 if colour == 0 else -1
-        score -= sign * (DOUBLED * table[colour, PS_DOUBLED] + ISOLATED * table[colour, PS_ISOLATED])
-        for rank in range(8):
-            score += sign * PASSED_BY_RANK[rank] * table[colour, PS_PASSED + rank]
+    w_doubled, w_isolated, w_passed, b_doubled, b_isolated, b_passed = pawn_structure(state)
+    score = DOUBLED * (b_doubled - w_doubled) + ISOLATED * (b_isolated - w_isolated)
+    for rank in range(8):
+        score += PASSED_BY_RANK[rank] * (((w_passed >> (4 * rank)) & NIBBLE)
+                                         - ((b_passed >> (4 * rank)) & NIBBLE))
     return score
 
 
@@ -301,8 +320,8 @@ def features(state, out):
                 out[F_MOBILITY + kind - KNIGHT] += sign * _piece_reach(state, rank * 16 + file,
                                                                        piece)
     out[F_EXPOSURE] = _open_lines(state, 1) - _open_lines(state, 0)
-    table = pawn_structure(state)
-    out[F_DOUBLED] = table[1, PS_DOUBLED] - table[0, PS_DOUBLED]
-    out[F_ISOLATED] = table[1, PS_ISOLATED] - table[0, PS_ISOLATED]
+    w_doubled, w_isolated, w_passed, b_doubled, b_isolated, b_passed = pawn_structure(state)
+    out[F_DOUBLED] = b_doubled - w_doubled
+    out[F_ISOLATED] = b_isolated - w_isolated
     for rank in range(8):
-        out[F_PASSED + rank] = table[0, PS_PASSED + rank] - table[1, PS_PASSED + rank]
+        out[F_PASSED + rank] = ((w_passed >> (4 * rank)) & NIBBLE) - ((b_passed >> (4 * rank)) & NIBBLE)

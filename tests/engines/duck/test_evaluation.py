@@ -82,3 +82,41 @@ def test_the_source_block_is_what_weights_source_writes():
 def test_weights_source_refuses_a_vector_of_another_length():
     with pytest.raises(ValueError, match="212"):
         weights_source([0] * 5)
+
+
+def _pawn_structure_by_definition(fen: str) -> tuple:
+    """The oracle, from the FEN text: per colour doubled, isolated, and passed pawns by the rank
+    from the owner's side (a list of 8)."""
+    pawns = {"P": [], "p": []}
+    for row_index, row in enumerate(fen.split()[0].split("/")):
+        file = 0
+        for char in row:
+            if char.isdigit():
+                file += int(char)
+                continue
+            if char in pawns:
+                pawns[char].append((file, 7 - row_index))
+            file += 1
+    result = []
+    for own, enemy, ahead in (("P", "p", 1), ("p", "P", -1)):
+        files = [f for f, _ in pawns[own]]
+        doubled = sum(max(0, files.count(f) - 1) for f in range(8))
+        isolated = sum(1 for f in files if f - 1 not in files and f + 1 not in files)
+        passed = [0] * 8
+        for f, r in pawns[own]:
+            if not any(abs(ef - f) <= 1 and (er - r) * ahead > 0 for ef, er in pawns[enemy]):
+                passed[r if ahead == 1 else 7 - r] += 1
+        result.append((doubled, isolated, passed))
+    return tuple(result)
+
+
+def test_the_pawn_structure_is_what_its_definition_counts():
+    checked = 0
+    for position in _random_positions(600, seed=7):
+        found = evaluation.pawn_structure(position.state.copy())
+        unpacked = tuple((found[3 * c], found[3 * c + 1],
+                          [(found[3 * c + 2] >> (4 * rank)) & 15 for rank in range(8)])
+                         for c in range(2))
+        assert unpacked == _pawn_structure_by_definition(position.fen()), position.fen()
+        checked += any(unpacked[c][0] or unpacked[c][1] for c in range(2))
+    assert checked > 100  # positions with doubled or isolated pawns among them
