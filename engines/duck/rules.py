@@ -54,7 +54,8 @@ SELECTIVE_PIECES = (
     ("Null Move Pruning", "null", True),
     ("Futility Pruning", "futility", False),
     ("Delta Pruning", "delta", True),
-    ("Losing Capture Pruning", "losing", False),
+    ("Losing Capture Pruning", "losing", True),
+    ("Reverse Futility Pruning", "reverse", False),
 )
 
 

@@ -20,13 +20,14 @@ cut-off use the lowest V(k) so far. The table is keyed without the duck and stor
 of score and RE separately; an entry answers a window only if both are resolved for it.
 
 Selectivity (ctx[C_SELECTIVITY], each piece a bit, SELECT_*): late-move reductions, a null move
-(the side passes its piece move; the duck still moves), futility near the leaves, and delta and
-losing-capture pruning in quiescence. What they skip stays fail-hard: a pruned move counts as
-worth at most alpha on the squares it is not blocked on (never as no move there, which would read
-as a fowling win), a null-move cut as beta on every square; quiescence may leave out any capture,
-its standing pat being the floor. The null move and futility work in null windows only, they and
-the quiescence pieces away from mate scores. With every bit off the search is exact: it equals
-the full (piece move, duck square) enumeration (`enumeration`).
+(the side passes its piece move; the duck still moves), futility and reverse futility near the
+leaves, and delta and losing-capture pruning in quiescence. What they skip stays fail-hard: a
+pruned move counts as worth at most alpha on the squares it is not blocked on (never as no move
+there, which would read as a fowling win), a null-move or reverse-futility cut as beta on every
+square; quiescence may leave out any capture, its standing pat being the floor. The null move
+and the futilities work in null windows only, they and the quiescence pieces away from mate
+scores. With every bit off the search is exact: it equals the full (piece move, duck square)
+enumeration (`enumeration`).
 
 Threads: helpers search the same root on a shared table (lazy SMP, `engines.driver`) and split
 the work as ABDADA does: a node defers a move whose child another thread is searching to a
@@ -99,11 +100,14 @@ SELECT_NULL = 2          # a pass searched shallower first: when even it fails h
 SELECT_FUTILITY = 4      # near the leaves, quiet moves that cannot lift a low evaluation skipped
 SELECT_DELTA = 8         # in quiescence, captures that cannot lift the standing pat to alpha
 SELECT_LOSING = 16       # in quiescence, captures a pawn or knight takes back at a loss
+SELECT_REVERSE = 32      # near the leaves, an evaluation far above beta cuts before any move
 LMR_FIRST = 3            # the moves searched before any is reduced
 NULL_MIN_DEPTH = 3
 NULL_MIN_MOVES = 16      # fewer piece moves: passing may be what the side cannot do (fowling)
 FUTILITY_MAX_DEPTH = 2
 FUTILITY_MARGIN = 150    # centipawns per ply of depth left
+REVERSE_MAX_DEPTH = 3
+REVERSE_MARGIN = 120     # centipawns per ply of depth left
 DELTA_MARGIN = 200       # centipawns beyond the piece taken
 KNIGHT_JUMPS = np.array([14, 18, 31, 33, -14, -18, -31, -33], dtype=np.int64)
 KILLER_KEY = 1 << 35     # ordering keys from here up: the table's move, captures, killers
@@ -603,8 +607,15 @@ def search(state, undo, moves, order, ex, ctx, tt, busy, stop, ply, depth, alpha
     lmr = (ctx[C_SELECTIVITY] & SELECT_LMR) != 0 and depth >= 3
     static = 0
     if ((selective & SELECT_NULL) != 0 and depth >= NULL_MIN_DEPTH) or \
-            ((selective & SELECT_FUTILITY) != 0 and depth <= FUTILITY_MAX_DEPTH):
+            ((selective & SELECT_FUTILITY) != 0 and depth <= FUTILITY_MAX_DEPTH) or \
+            ((selective & SELECT_REVERSE) != 0 and depth <= REVERSE_MAX_DEPTH):
         static = evaluate(state, ctx[C_EVAL_TERMS])
+    if (selective & SELECT_REVERSE) != 0 and depth <= REVERSE_MAX_DEPTH and \
+            static - REVERSE_MARGIN * depth >= beta and end - base >= NULL_MIN_MOVES:
+        # so far ahead that a few plies will not undo it: beta on every square, as a null-move
+        # cut (not with few moves, where the duck may leave the side none)
+        _close_list(ex, lb)
+        return _returns(ctx, beta, -1, beta, -1)
     null = (selective & SELECT_NULL) != 0 and depth >= NULL_MIN_DEPTH and static >= beta and \
         end - base >= NULL_MIN_MOVES and not passed_last(state, undo)
     futile = (selective & SELECT_FUTILITY) != 0 and depth <= FUTILITY_MAX_DEPTH and \

@@ -257,13 +257,14 @@ def test_losing_capture_pruning_knows_who_takes_back_as_pyffish_does(game):
     assert seen[True] >= 10 and seen[False] >= 50, seen
 
 
-def test_losing_capture_pruning_shrinks_the_search(game):
+@pytest.mark.parametrize("piece", ["losing", "reverse"])
+def test_a_pruning_piece_shrinks_the_search(game, piece):
     position = game.parse_position(BUSY_CENTRE)
     nodes = {}
     for on in (False, True):
         searcher = DuckSearcher(game, hash_mb=16)
-        searcher.set_selective("losing", on)
-        nodes[on] = searcher.search(position, Limits(depth=4)).nodes
+        searcher.set_selective(piece, on)
+        nodes[on] = searcher.search(position, Limits(depth=5)).nodes
     assert nodes[True] < nodes[False]
 
 
