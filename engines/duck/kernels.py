@@ -138,11 +138,12 @@ def _emit_pawn(out, n, frm, to, kind, promote, duck):
 
 
 @njit(cache=True, nogil=True)
-def generate_piece_moves(state, out, start, duck):
+def generate_piece_moves(state, out, start, duck, captures_only=False):
     """Write the piece moves of the side to move into out[start:]; return the end index.
 
     `duck` is the square whose duck must be respected, or -1 for every move legal under some
-    duck square. No moves once either king has been captured.
+    duck square. No moves once either king has been captured. `captures_only` writes just the
+    moves that take a piece (en passant included), in the order they have among all moves.
     """
     n = start
     if state[S_KING] < 0 or state[S_KING + 1] < 0:
@@ -162,7 +163,7 @@ def generate_piece_moves(state, out, start, duck):
             if kind == PAWN:
                 to = frm + forward
                 promote = (to >> 4) == last_rank
-                if state[to] == 0:
+                if state[to] == 0 and not captures_only:
                     n = _emit_pawn(out, n, frm, to, 0, promote, duck)
                     if rank == start_rank and state[to + forward] == 0:
                         n = _emit(out, n, frm | (to + forward) << MOVE_TO_SHIFT
@@ -182,9 +183,10 @@ def generate_piece_moves(state, out, start, duck):
                     if to & 0x88:
                         continue
                     victim = state[to]
-                    if victim == 0 or (victim >> 3) != side:
+                    takes = victim != 0 and (victim >> 3) != side
+                    if takes or (victim == 0 and not captures_only):
                         n = _emit(out, n, frm | to << MOVE_TO_SHIFT, frm, to, duck)
-                if kind == KING:
+                if kind == KING and not captures_only:
                     n = _castling(state, out, n, frm, side, duck)
             else:
                 first = 0 if kind == ROOK else 4 if kind == BISHOP else 0
@@ -196,13 +198,29 @@ def generate_piece_moves(state, out, start, duck):
                     while not (to & 0x88):
                         victim = state[to]
                         if victim == 0:
-                            n = _emit(out, n, frm | to << MOVE_TO_SHIFT, frm, to, duck)
+                            if not captures_only:
+                                n = _emit(out, n, frm | to << MOVE_TO_SHIFT, frm, to, duck)
                         else:
                             if (victim >> 3) != side:
                                 n = _emit(out, n, frm | to << MOVE_TO_SHIFT, frm, to, duck)
                             break
                         to += step
     return n
+
+
+@njit(cache=True, nogil=True)
+def has_piece_move(state, out, start):
+    """Whether the side to move has a piece move under some duck square (out[start:] is scratch
+    space). Most often the king has a step and nothing is generated."""
+    side = state[S_SIDE]
+    king = state[S_KING + side]
+    if king < 0 or state[S_KING + 1 - side] < 0:
+        return False
+    for step in KING_STEPS:
+        to = king + step
+        if not (to & 0x88) and (state[to] == 0 or (state[to] >> 3) != side):
+            return True
+    return generate_piece_moves(state, out, start, -1) > start
 
 
 @njit(cache=True, nogil=True)

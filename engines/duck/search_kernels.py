@@ -60,6 +60,7 @@ from engines.duck.board import (
 from engines.duck.evaluation import PIECE_VALUES, evaluate
 from engines.duck.kernels import (
     generate_piece_moves,
+    has_piece_move,
     is_blocked,
     passed_last,
     path_end,
@@ -499,12 +500,12 @@ def quiescence(state, undo, moves, order, ex, ctx, tt, stop, ply, alpha, beta):
     if lost != 0:
         return _returns(ctx, lost, -1, lost, -1)
     base = ply * MAX_MOVES
-    end = generate_piece_moves(state, moves, base, -1)
-    if end == base:
+    if not has_piece_move(state, moves, base):
         return _returns(ctx, MATE - ply, -1, MATE - ply, -1)
     stand = evaluate(state, ctx[C_EVAL_TERMS])
     if stand >= beta or ply >= ctx[C_QUIESCENCE_PLY_LIMIT]:
         return _returns(ctx, stand, -1, stand, -1)
+    end = generate_piece_moves(state, moves, base, -1, True)
     end = _score_moves(state, moves, order, base, end, 0, ctx, ply, True)
     lb = ply * EX_STRIDE
     _open_list(ex, lb)
@@ -548,7 +549,7 @@ def leaf_value(state, moves, ctx, ply):
     lost = _terminal(state, ply)
     if lost != 0:
         return lost
-    if generate_piece_moves(state, moves, ply * MAX_MOVES, -1) == ply * MAX_MOVES:
+    if not has_piece_move(state, moves, ply * MAX_MOVES):
         return MATE - ply
     return evaluate(state, ctx[C_EVAL_TERMS])
 

@@ -7,6 +7,7 @@ from engines.duck import kernels
 from engines.duck.board import (
     ALL_SQUARES,
     KIND_CASTLE,
+    KIND_EN_PASSANT,
     MAX_MOVES,
     MAX_PLY,
     RAY_DIRECTION,
@@ -15,6 +16,8 @@ from engines.duck.board import (
     S_DEPTH,
     S_DUCK,
     S_KEY,
+    S_KING,
+    S_SIDE,
     UNDO_SIZE,
     Z_DUCK,
     move_from,
@@ -98,6 +101,41 @@ def test_generation_with_duck_is_duck_free_generation_filtered(game, seed):
             n = kernels.generate_piece_moves(state, ducked, 0, k)
             expected = [m for m in free[:count] if not kernels.is_blocked(m, k)]
             assert ducked[:n].tolist() == expected
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_capture_generation_is_every_move_onto_an_enemy_piece_or_en_passant(game, seed):
+    """Quiescence's generator: the moves whose target square holds an enemy piece, and en
+    passant, in the order the full generation gives them, with and without a duck."""
+    for position in random_positions(game, 12, seed):
+        state = position.state.copy()
+        for duck in [-1] + [sq for sq in ALL_SQUARES if state[sq] == 0][::7]:
+            every = np.empty(MAX_MOVES, dtype=np.int64)
+            count = kernels.generate_piece_moves(state, every, 0, duck)
+            captures = np.empty(MAX_MOVES, dtype=np.int64)
+            n = kernels.generate_piece_moves(state, captures, 0, duck, True)
+            expected = [m for m in every[:count]
+                        if state[move_to(m)] != 0 or move_kind(m) == KIND_EN_PASSANT]
+            assert captures[:n].tolist() == expected, (position.fen(), duck)
+            assert all(state[move_to(m)] >> 3 != state[S_SIDE] for m in expected)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_has_piece_move_agrees_with_generation(game, seed):
+    """A king's step answers at once; a king boxed in by its own pieces (the first of `edge`)
+    makes it ask the generator. No move at all: a king captured."""
+    positions = random_positions(game, 40, seed)
+    edge = [game.parse_position(fen) for fen in (
+        "kb6/pp6/PP6/8/8/8/8/4K3 b - - 0 1",        # only a7xb6 and the bishop's moves
+        "k*6/bp6/1p6/1P6/8/8/8/4K3 b - - 0 1")]     # only Kb8, where the duck stands now
+    for position in positions + edge:
+        state = position.state.copy()
+        scratch = np.empty(MAX_MOVES, dtype=np.int64)
+        assert kernels.has_piece_move(state, scratch, 0) == (
+            kernels.generate_piece_moves(state, scratch, 0, -1) > 0), position.fen()
+    lost = edge[0].state.copy()
+    lost[S_KING + 1] = -1
+    assert not kernels.has_piece_move(lost, np.empty(MAX_MOVES, dtype=np.int64), 0)
 
 
 @pytest.mark.parametrize("seed", range(3))
