@@ -92,7 +92,9 @@ C_RX, C_RE, C_RX2, C_QUIESCENCE_PLY_LIMIT, C_EVAL_TERMS, C_QNODES = 8, 9, 10, 11
 C_BUSY_MASK = 14                    # threads: the mask of `busy` (0: no other thread searches)
 C_KILLERS = 64                      # 2 per ply
 C_HISTORY = C_KILLERS + 2 * 128     # side * 4096 + from64 * 64 + to64
-CTX_SIZE = C_HISTORY + 2 * 4096
+C_EVAL_CACHE = C_HISTORY + 2 * 4096  # EVAL_CACHE_SLOTS pairs (key ^ value, value): `static_value`
+EVAL_CACHE_SLOTS = 1 << 13
+CTX_SIZE = C_EVAL_CACHE + 2 * EVAL_CACHE_SLOTS
 POLL_MASK = 255  # nodes between stop-flag checks: about 0.3 ms at 800 k nodes/s
 
 # Selectivity, the bits of ctx[C_SELECTIVITY] (0: the exact search the equivalence tests check)
@@ -452,6 +454,23 @@ def _absorb_child(state, ex, lb, ctx, value, move, common, common_move, lowest):
 
 
 @njit(cache=True, nogil=True)
+def static_value(state, ctx):
+    """`evaluate` with the search's terms, through this thread's cache of recent evaluations
+    (in its ctx, keyed by the position without the duck, which the evaluation never reads, and
+    the terms; a slot holds key ^ value so a stale or other slot never answers)."""
+    terms = ctx[C_EVAL_TERMS]
+    key = state[S_KEY] ^ terms
+    slot = C_EVAL_CACHE + 2 * (key & (EVAL_CACHE_SLOTS - 1))
+    value = ctx[slot + 1]
+    if ctx[slot] ^ value == key:
+        return value
+    value = evaluate(state, terms)
+    ctx[slot] = key ^ value
+    ctx[slot + 1] = value
+    return value
+
+
+@njit(cache=True, nogil=True)
 def _terminal(state, ply):
     """Score of a node decided before any move: 0 if it is not decided."""
     if state[S_KING + state[S_SIDE]] < 0:
@@ -502,7 +521,7 @@ def quiescence(state, undo, moves, order, ex, ctx, tt, stop, ply, alpha, beta):
     base = ply * MAX_MOVES
     if not has_piece_move(state, moves, base):
         return _returns(ctx, MATE - ply, -1, MATE - ply, -1)
-    stand = evaluate(state, ctx[C_EVAL_TERMS])
+    stand = static_value(state, ctx)
     if stand >= beta or ply >= ctx[C_QUIESCENCE_PLY_LIMIT]:
         return _returns(ctx, stand, -1, stand, -1)
     end = generate_piece_moves(state, moves, base, -1, True)
@@ -551,7 +570,7 @@ def leaf_value(state, moves, ctx, ply):
         return lost
     if not has_piece_move(state, moves, ply * MAX_MOVES):
         return MATE - ply
-    return evaluate(state, ctx[C_EVAL_TERMS])
+    return static_value(state, ctx)
 
 
 @njit(cache=True, nogil=True)
@@ -610,7 +629,7 @@ def search(state, undo, moves, order, ex, ctx, tt, busy, stop, ply, depth, alpha
     if ((selective & SELECT_NULL) != 0 and depth >= NULL_MIN_DEPTH) or \
             ((selective & SELECT_FUTILITY) != 0 and depth <= FUTILITY_MAX_DEPTH) or \
             ((selective & SELECT_REVERSE) != 0 and depth <= REVERSE_MAX_DEPTH):
-        static = evaluate(state, ctx[C_EVAL_TERMS])
+        static = static_value(state, ctx)
     if (selective & SELECT_REVERSE) != 0 and depth <= REVERSE_MAX_DEPTH and \
             static - REVERSE_MARGIN * depth >= beta and end - base >= NULL_MIN_MOVES:
         # so far ahead that a few plies will not undo it: beta on every square, as a null-move

@@ -120,3 +120,29 @@ def test_the_pawn_structure_is_what_its_definition_counts():
         assert unpacked == _pawn_structure_by_definition(position.fen()), position.fen()
         checked += any(unpacked[c][0] or unpacked[c][1] for c in range(2))
     assert checked > 100  # positions with doubled or isolated pawns among them
+
+
+def test_the_search_cache_of_evaluations_answers_what_evaluate_does():
+    """`static_value` (the search's cached evaluation) against `evaluate`: positions met twice
+    and slots shared by other positions (a small cache full many times over), the terms in the
+    key, and the duck left out of it (the evaluation never reads it)."""
+    from engines.duck import search_kernels as SK
+    from engines.duck.board import S_DUCK
+
+    ctx = np.zeros(SK.CTX_SIZE, dtype=np.int64)
+    positions = _random_positions(3 * SK.EVAL_CACHE_SLOTS, seed=17)
+    hits = 0
+    for _ in range(2):
+        for index, position in enumerate(positions):
+            terms = ALL_TERMS if index % 3 else TERM_PAWNS
+            ctx[SK.C_EVAL_TERMS] = terms
+            state = position.state.copy()
+            key = int(state[SK.S_KEY]) ^ terms
+            slot = SK.C_EVAL_CACHE + 2 * (key & (SK.EVAL_CACHE_SLOTS - 1))
+            hits += int(ctx[slot] ^ ctx[slot + 1]) == key
+            assert SK.static_value(state, ctx) == evaluate(state, terms), position.fen()
+            ctx[SK.C_EVAL_TERMS] = terms ^ TERM_MOBILITY
+            assert SK.static_value(state, ctx) == evaluate(state, terms ^ TERM_MOBILITY)
+            state[S_DUCK] = (state[S_DUCK] + 17) & 0x77
+            assert SK.static_value(state, ctx) == evaluate(state, terms ^ TERM_MOBILITY)
+    assert hits > 0  # some answers came from the cache
