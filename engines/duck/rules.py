@@ -56,6 +56,7 @@ SELECTIVE_PIECES = (
     ("Delta Pruning", "delta", True),
     ("Losing Capture Pruning", "losing", True),
     ("Reverse Futility Pruning", "reverse", False),
+    ("Late Move Pruning", "late", False),
 )
 
 

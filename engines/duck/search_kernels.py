@@ -20,8 +20,8 @@ cut-off use the lowest V(k) so far. The table is keyed without the duck and stor
 of score and RE separately; an entry answers a window only if both are resolved for it.
 
 Selectivity (ctx[C_SELECTIVITY], each piece a bit, SELECT_*): late-move reductions, a null move
-(the side passes its piece move; the duck still moves), futility and reverse futility near the
-leaves, and delta and losing-capture pruning in quiescence. What they skip stays fail-hard: a
+(the side passes its piece move; the duck still moves), futility, reverse futility and late
+move pruning near the leaves, and delta and losing-capture pruning in quiescence. What they skip stays fail-hard: a
 pruned move counts as worth at most alpha on the squares it is not blocked on (never as no move
 there, which would read as a fowling win), a null-move or reverse-futility cut as beta on every
 square; quiescence may leave out any capture, its standing pat being the floor. The null move
@@ -104,6 +104,7 @@ SELECT_FUTILITY = 4      # near the leaves, quiet moves that cannot lift a low e
 SELECT_DELTA = 8         # in quiescence, captures that cannot lift the standing pat to alpha
 SELECT_LOSING = 16       # in quiescence, captures a pawn or knight takes back at a loss
 SELECT_REVERSE = 32      # near the leaves, an evaluation far above beta cuts before any move
+SELECT_LATE = 64         # near the leaves, quiet moves after the first `late_move_count` skipped
 LMR_FIRST = 3            # the moves searched before any is reduced
 NULL_MIN_DEPTH = 3
 NULL_MIN_MOVES = 16      # fewer piece moves: passing may be what the side cannot do (fowling)
@@ -112,6 +113,7 @@ FUTILITY_MARGIN = 150    # centipawns per ply of depth left
 REVERSE_MAX_DEPTH = 3
 REVERSE_MARGIN = 120     # centipawns per ply of depth left
 DELTA_MARGIN = 200       # centipawns beyond the piece taken
+LATE_MAX_DEPTH = 3
 KNIGHT_JUMPS = np.array([14, 18, 31, 33, -14, -18, -31, -33], dtype=np.int64)
 KILLER_KEY = 1 << 35     # ordering keys from here up: the table's move, captures, killers
 
@@ -176,6 +178,13 @@ def _bound(value, alpha, beta):
 @njit(cache=True, nogil=True)
 def _resolved(value, flag, alpha, beta):
     return flag == EXACT or (flag == LOWER and value >= beta) or (flag == UPPER and value <= alpha)
+
+
+@njit(cache=True, nogil=True)
+def late_move_count(depth):
+    """Moves tried at a node of `depth` <= LATE_MAX_DEPTH before late move pruning skips the
+    quiet ones (6, 12, 22: a duck position has 30-40 piece moves)."""
+    return 4 + 2 * depth * depth
 
 
 @njit(cache=True, nogil=True)
@@ -640,6 +649,8 @@ def search(state, undo, moves, order, ex, ctx, tt, busy, stop, ply, depth, alpha
         end - base >= NULL_MIN_MOVES and not passed_last(state, undo)
     futile = (selective & SELECT_FUTILITY) != 0 and depth <= FUTILITY_MAX_DEPTH and \
         static + FUTILITY_MARGIN * depth <= alpha
+    late = late_move_count(depth) if (selective & SELECT_LATE) != 0 and \
+        depth <= LATE_MAX_DEPTH else MAX_MOVES
     busy_mask = ctx[C_BUSY_MASK] if depth >= BUSY_MIN_DEPTH else 0
     # i == base - 1 is the pass (null move), searched first when `null`; with other threads,
     # steps from `end` on are the second pass over the moves deferred in the first
@@ -661,7 +672,7 @@ def search(state, undo, moves, order, ex, ctx, tt, busy, stop, ply, depth, alpha
             else:
                 move = moves[i]
                 quiet = order[i] == DEFERRED_QUIET
-            if futile and i > base and quiet:
+            if (futile or i - base >= late) and i > base and quiet:
                 # worth at most alpha here (fail-hard) wherever it is not blocked
                 ctx[C_RX] = -1
                 common, common_move, lowest = _absorb_child(state, ex, lb, ctx, -alpha_eff,

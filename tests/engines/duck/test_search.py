@@ -257,7 +257,7 @@ def test_losing_capture_pruning_knows_who_takes_back_as_pyffish_does(game):
     assert seen[True] >= 10 and seen[False] >= 50, seen
 
 
-@pytest.mark.parametrize("piece", ["losing", "reverse"])
+@pytest.mark.parametrize("piece", ["losing", "reverse", "late"])
 def test_a_pruning_piece_shrinks_the_search(game, piece):
     position = game.parse_position(BUSY_CENTRE)
     nodes = {}
