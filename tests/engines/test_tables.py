@@ -5,6 +5,8 @@ test needs a refusal, so that the tests mean the same on any machine; the pages-
 read the process's resident memory from /proc/self/status, which the allocation code never
 reads."""
 
+import contextlib
+import gc
 import sys
 
 import numpy as np
@@ -18,11 +20,25 @@ linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="re
 
 
 def resident_mb() -> float:
+    """The process's resident memory in MB. Callers collect garbage first and keep the
+    collector off while they measure: a table of an earlier test freed in between would
+    hide the growth being measured."""
     with open("/proc/self/status") as status:
         for line in status:
             if line.startswith("VmRSS:"):
                 return int(line.split()[1]) / 1024
     raise AssertionError("no VmRSS line")
+
+
+@contextlib.contextmanager
+def garbage_collector_off():
+    """Collect now, then keep the collector off until the block ends."""
+    gc.collect()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
 
 
 def table_of(searcher) -> np.ndarray:
@@ -158,11 +174,12 @@ def test_uttt_keeps_both_sizes_when_the_prover_table_is_refused(monkeypatch):
 @linux_only
 def test_np_zeros_alone_leaves_pages_unmapped():
     """The control for the tests below: the oracle can tell a touched table from a lazy one."""
-    before = resident_mb()
-    lazy = np.zeros(256 * MB // 8, dtype=np.int64)
-    assert resident_mb() - before < 64
-    tables.touch_pages(lazy)
-    assert resident_mb() - before > 240
+    with garbage_collector_off():
+        before = resident_mb()
+        lazy = np.zeros(256 * MB // 8, dtype=np.int64)
+        assert resident_mb() - before < 64
+        tables.touch_pages(lazy)
+        assert resident_mb() - before > 240
 
 
 @linux_only
@@ -172,9 +189,10 @@ def test_set_hash_maps_every_page_of_the_table(variant):
     searcher = find_game(variant).new_searcher(game, hash_mb=1)
     if hasattr(searcher, "prover"):
         searcher.prover()
-    before = resident_mb()
-    searcher.set_hash(256)
-    grown = resident_mb() - before
+    with garbage_collector_off():
+        before = resident_mb()
+        searcher.set_hash(256)
+        grown = resident_mb() - before
     expected = table_of(searcher).nbytes / MB  # 256 MB, and for UTTT the prover's 64 MB on top
     if hasattr(searcher, "prover"):
         expected += searcher.prover().tt.nbytes / MB
