@@ -79,6 +79,7 @@ def touch_pages(table: np.ndarray) -> None:
     maps them now; np.zeros only reserves them."""
     flat = table.reshape(-1).view(np.uint8)
     flat[::mmap.PAGESIZE] = 0
+    flat[-1:] = 0  # a table need not start on a page: then its last page is not one step away
 
 
 def install_table(owner, attribute: str, words: int, dtype, hash_mb: int,

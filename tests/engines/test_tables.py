@@ -2,11 +2,11 @@
 
 The memory a machine has is replaced by a smaller one (monkeypatched `available_bytes`) where a
 test needs a refusal, so that the tests mean the same on any machine; the pages-touched tests
-read the process's resident memory from /proc/self/status, which the allocation code never
-reads."""
+ask the kernel which pages of a table are in memory (mincore(2)), which the allocation code
+never does."""
 
-import contextlib
-import gc
+import ctypes
+import mmap
 import sys
 
 import numpy as np
@@ -16,29 +16,24 @@ from engines import find_game, get_game, tables
 from engines.base import GameError, Limits
 from engines.tables import MB, TableSizeError
 
-linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="calls mincore(2)")
 
 
-def resident_mb() -> float:
-    """The process's resident memory in MB. Callers collect garbage first and keep the
-    collector off while they measure: a table of an earlier test freed in between would
-    hide the growth being measured."""
-    with open("/proc/self/status") as status:
-        for line in status:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    raise AssertionError("no VmRSS line")
+def pages_not_in_memory(table: np.ndarray) -> int:
+    """How many of the pages that hold `table` the kernel has not mapped yet (mincore(2)).
 
-
-@contextlib.contextmanager
-def garbage_collector_off():
-    """Collect now, then keep the collector off until the block ends."""
-    gc.collect()
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
+    Asked of the table itself, not of the process's resident size: a table that malloc placed
+    in memory an earlier test freed is resident without growing the process (CI saw it)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mincore.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_char_p]
+    page = mmap.PAGESIZE
+    address = table.ctypes.data
+    first = address - address % page
+    pages = (address + table.nbytes - first + page - 1) // page
+    vector = ctypes.create_string_buffer(pages)
+    if libc.mincore(first, pages * page, vector) != 0:
+        raise OSError(ctypes.get_errno(), "mincore failed")
+    return sum(1 for byte in vector.raw if not byte & 1)
 
 
 def table_of(searcher) -> np.ndarray:
@@ -174,12 +169,11 @@ def test_uttt_keeps_both_sizes_when_the_prover_table_is_refused(monkeypatch):
 @linux_only
 def test_np_zeros_alone_leaves_pages_unmapped():
     """The control for the tests below: the oracle can tell a touched table from a lazy one."""
-    with garbage_collector_off():
-        before = resident_mb()
-        lazy = np.zeros(256 * MB // 8, dtype=np.int64)
-        assert resident_mb() - before < 64
-        tables.touch_pages(lazy)
-        assert resident_mb() - before > 240
+    lazy = np.zeros(256 * MB // 8, dtype=np.int64)
+    pages = lazy.nbytes // mmap.PAGESIZE
+    assert pages_not_in_memory(lazy) > pages * 9 // 10
+    tables.touch_pages(lazy)
+    assert pages_not_in_memory(lazy) == 0
 
 
 @linux_only
@@ -189,11 +183,9 @@ def test_set_hash_maps_every_page_of_the_table(variant):
     searcher = find_game(variant).new_searcher(game, hash_mb=1)
     if hasattr(searcher, "prover"):
         searcher.prover()
-    with garbage_collector_off():
-        before = resident_mb()
-        searcher.set_hash(256)
-        grown = resident_mb() - before
-    expected = table_of(searcher).nbytes / MB  # 256 MB, and for UTTT the prover's 64 MB on top
-    if hasattr(searcher, "prover"):
-        expected += searcher.prover().tt.nbytes / MB
-    assert expected - 16 < grown < expected + 64
+    searcher.set_hash(256)
+    assert table_of(searcher).nbytes == 256 * MB
+    assert pages_not_in_memory(table_of(searcher)) == 0
+    if hasattr(searcher, "prover"):  # UTTT: the prover's table is resized with it
+        assert searcher.prover().tt.nbytes == 64 * MB
+        assert pages_not_in_memory(searcher.prover().tt) == 0

@@ -12,7 +12,7 @@ from engines import tables
 from engines.base import Limits
 from engines.tables import MB, TableSizeError
 from protocol.session import Session
-from tests.engines.test_tables import resident_mb, table_of
+from tests.engines.test_tables import linux_only, pages_not_in_memory, table_of
 from tests.protocol.harness import Engine
 
 FIRST_RUN_NOTICE = "(first run only)"  # the compile notice a cold cache adds; not an error line
@@ -47,11 +47,12 @@ def test_session_refuses_a_table_larger_than_memory_and_plays_on(variant, monkey
     assert result.best_move in session.position.legal_moves()
 
 
+@linux_only
 def test_session_allocates_the_table_when_the_option_is_set():
     session = Session("duck")  # no searcher yet: the option makes it, with its table
-    before = resident_mb()
     session.set_option("Hash", "512")
-    assert resident_mb() - before > 500
+    table = table_of(session.searcher())
+    assert table.nbytes == 512 * MB and pages_not_in_memory(table) == 0
 
 
 @pytest.mark.skipif(machine_holds(65536), reason="this machine could hold 64 GiB")
