@@ -32,7 +32,9 @@ enumeration (`enumeration`).
 Threads: helpers search the same root on a shared table (lazy SMP, `engines.driver`) and split
 the work as ABDADA does: a node defers a move whose child another thread is searching to a
 second pass over its moves (`busy`, BUSY_SLOTS). The order of moves changes, never what a node
-may conclude from them; with ctx[C_BUSY_MASK] 0 (one thread) nothing is deferred.
+may conclude from them; with ctx[C_BUSY_MASK] 0 (one thread) nothing is deferred. A mark carries
+its thread's tag (ctx[C_THREAD_TAG]): unlike UTTT's and Connect Four's, a duck position can come
+back on its own path (kings stepping to and fro), and a thread must not defer what only it is in.
 
 Scores: centipawns from the side to move; a win at ply p is MATE - p (king captured, or the
 opponent left without a legal move: fowling), a loss -(MATE - p). NO_MOVE marks a duck square for
@@ -90,6 +92,7 @@ MAX_SEARCH_PLY = 120
 C_QSEARCH, C_TT_MASK, C_TT_SAME_DEPTH, C_SELECTIVITY = 4, 5, 6, 7
 C_RX, C_RE, C_RX2, C_QUIESCENCE_PLY_LIMIT, C_EVAL_TERMS, C_QNODES = 8, 9, 10, 11, 12, 13
 C_BUSY_MASK = 14                    # threads: the mask of `busy` (0: no other thread searches)
+C_THREAD_TAG = 15                   # threads: this thread's mark, XORed into the keys in `busy`
 C_KILLERS = 64                      # 2 per ply
 C_HISTORY = C_KILLERS + 2 * 128     # side * 4096 + from64 * 64 + to64
 C_EVAL_CACHE = C_HISTORY + 2 * 4096  # EVAL_CACHE_SLOTS pairs (key ^ value, value): `static_value`
@@ -123,6 +126,13 @@ KILLER_KEY = 1 << 35     # ordering keys from here up: the table's move, capture
 # (its ordering key becomes DEFERRED_QUIET or DEFERRED_LOUD, below every real key), so the
 # threads split the work.
 BUSY_SLOTS = 1 << 14
+THREAD_TAG_SHIFT = 56    # the tag is the thread's number (1 up) in the key's top byte
+KEY_BELOW_TAG = (1 << THREAD_TAG_SHIFT) - 1
+
+
+def thread_tag(number: int) -> int:
+    """The mark of search thread `number` (0: the main one) for ctx[C_THREAD_TAG]."""
+    return (number % 127 + 1) << THREAD_TAG_SHIFT
 BUSY_MIN_DEPTH = 3
 DEFERRED_QUIET = -(1 << 62)
 DEFERRED_LOUD = DEFERRED_QUIET - 1
@@ -686,11 +696,13 @@ def search(state, undo, moves, order, ex, ctx, tt, busy, stop, ply, depth, alpha
             if busy_mask:
                 child_key = state[S_KEY]
                 busy_slot = child_key & busy_mask
-                if step < end and i > base and busy[busy_slot] == child_key:
+                mark = busy[busy_slot] ^ child_key
+                if step < end and i > base and mark != 0 and mark & KEY_BELOW_TAG == 0 and \
+                        mark != ctx[C_THREAD_TAG]:  # another thread is in this child
                     pop_move(state, undo)
                     order[i] = DEFERRED_QUIET if quiet else DEFERRED_LOUD
                     continue
-                busy[busy_slot] = child_key
+                busy[busy_slot] = child_key ^ ctx[C_THREAD_TAG]
         # PVS: after the first move a null window, searched again in full when it fails high;
         # a reduced move that fails high is searched again at full depth first (not the pass).
         # (One recursive call site, for a fast first compile: see engines/__init__.py.)
@@ -706,7 +718,7 @@ def search(state, undo, moves, order, ex, ctx, tt, busy, stop, ply, depth, alpha
                 break
             else:
                 low = -beta
-        if busy_slot >= 0 and busy[busy_slot] == state[S_KEY]:
+        if busy_slot >= 0 and busy[busy_slot] == state[S_KEY] ^ ctx[C_THREAD_TAG]:
             busy[busy_slot] = 0
         if i < base:
             pop_pass(state, undo)

@@ -90,9 +90,11 @@ class SearchBuffers(ThreadTable):
 
     def start(self, node_limit: int = 0, quiescence: bool = True,
               quiescence_ply_limit: int = SK.MAX_SEARCH_PLY, same_depth_only: bool = False,
-              eval_terms: int = DEFAULT_TERMS, selectivity: int = 0, shared: bool = False):
+              eval_terms: int = DEFAULT_TERMS, selectivity: int = 0, shared: bool = False,
+              thread: int = 0):
         """Ready for a search; `shared`: other threads search beside this one (ABDADA's
-        deferrals on; the owner of the table forgets the positions an earlier search was in)."""
+        deferrals on; the owner of the table forgets the positions an earlier search was in);
+        `thread`: this one's number among them (0: the main thread), which tags its marks."""
         self.ctx[C_NODES] = 0
         self.ctx[SK.C_QNODES] = 0
         self.ctx[C_ABORTED] = 0
@@ -103,6 +105,7 @@ class SearchBuffers(ThreadTable):
         self.ctx[SK.C_TT_SAME_DEPTH] = int(same_depth_only)
         self.ctx[SK.C_EVAL_TERMS] = eval_terms
         self.ctx[SK.C_SELECTIVITY] = selectivity
+        self.ctx[SK.C_THREAD_TAG] = SK.thread_tag(thread)
         self.share_work(shared)
         self.stop[STOP_FLAG] = 0
         SK.reset_lists(self.ex)
@@ -269,7 +272,7 @@ class DuckSearcher(Searcher):
         helpers = []
         for number, helper in enumerate(self.helpers if not limits.nodes else (), 1):
             helper.share_table(buffers)
-            helper.start(**settings)
+            helper.start(thread=number, **settings)
             helpers.append(DuckRoot(helper, position, depth_offset=number % 2))
         found = deepen(root, position, limits, root_moves, started, stop_flag,
                        root.deadline(limits, position.side_to_move, started), on_info,

@@ -11,7 +11,14 @@ import pytest
 from engines.base import Limits
 from engines.driver import HELPERS_FROM_DEPTH
 from engines.duck import search_kernels as SK
-from engines.duck.searcher import SELECTIVITY_BITS, DuckSearcher, enumeration_value
+from engines.duck.searcher import (
+    DEFAULT_SELECTIVITY,
+    SELECTIVITY_BITS,
+    DuckSearcher,
+    SearchBuffers,
+    enumeration_value,
+    root_state,
+)
 from tests.engines.duck.conftest import random_positions
 
 
@@ -169,6 +176,24 @@ def test_a_table_entry_torn_by_two_writers_answers_for_neither(game):
         torn[word] = first[word]
         tt[slot:slot + SK.TT_WORDS] = torn
         assert SK.probe(tt, ctx, other) == (0, -1, -1) and SK.probe(tt, ctx, key) == (0, -1, -1)
+
+
+def test_a_thread_alone_defers_nothing_it_is_in_itself(game):
+    """A duck position can come back on its own path (here kings step to and fro): with
+    ABDADA's marks on and no other thread, the search must be the one-thread search, move for
+    move and node for node (a thread once deferred its own marks: 1.2 times the nodes here)."""
+    position = game.parse_position("8/2k5/3p4/p2P1p2/P2P1P2/8/3K4/8 w - - 0 40")
+    searched = {}
+    for shared in (False, True):
+        buffers = SearchBuffers(16)
+        buffers.start(selectivity=DEFAULT_SELECTIVITY, shared=shared)
+        moves = np.array(position.piece_moves(), dtype=np.int64)
+        values, ducks = np.zeros_like(moves), np.zeros_like(moves)
+        buffers.root(root_state(position), 14, -SK.INF, SK.INF, moves, values, ducks)
+        searched[shared] = (values.tolist(), ducks.tolist(), buffers.nodes)
+        if shared:
+            assert not buffers.busy.any()  # every mark taken back
+    assert searched[True] == searched[False]
 
 
 def test_finished_game_has_no_move(game, searcher):
