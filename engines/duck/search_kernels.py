@@ -128,14 +128,14 @@ KILLER_KEY = 1 << 35     # ordering keys from here up: the table's move, capture
 BUSY_SLOTS = 1 << 14
 THREAD_TAG_SHIFT = 56    # the tag is the thread's number (1 up) in the key's top byte
 KEY_BELOW_TAG = (1 << THREAD_TAG_SHIFT) - 1
+BUSY_MIN_DEPTH = 3
+DEFERRED_QUIET = -(1 << 62)
+DEFERRED_LOUD = DEFERRED_QUIET - 1
 
 
 def thread_tag(number: int) -> int:
     """The mark of search thread `number` (0: the main one) for ctx[C_THREAD_TAG]."""
     return (number % 127 + 1) << THREAD_TAG_SHIFT
-BUSY_MIN_DEPTH = 3
-DEFERRED_QUIET = -(1 << 62)
-DEFERRED_LOUD = DEFERRED_QUIET - 1
 
 
 def _lmr_table() -> np.ndarray:
@@ -697,8 +697,8 @@ def search(state, undo, moves, order, ex, ctx, tt, busy, stop, ply, depth, alpha
                 child_key = state[S_KEY]
                 busy_slot = child_key & busy_mask
                 mark = busy[busy_slot] ^ child_key
-                if step < end and i > base and mark != 0 and mark & KEY_BELOW_TAG == 0 and \
-                        mark != ctx[C_THREAD_TAG]:  # another thread is in this child
+                if step < end and i > base and mark & KEY_BELOW_TAG == 0 and \
+                        mark != ctx[C_THREAD_TAG]:  # another thread's tag alone (none is 0)
                     pop_move(state, undo)
                     order[i] = DEFERRED_QUIET if quiet else DEFERRED_LOUD
                     continue
