@@ -115,6 +115,14 @@ def fraction(text: str) -> float:
     return value
 
 
+def share(text: str) -> float:
+    """A number from 0 to 1."""
+    value = non_negative_number(text)
+    if value > 1:
+        raise argparse.ArgumentTypeError(f"{value} is above 1")
+    return value
+
+
 def depth_list(text: str) -> list[int]:
     """Comma-separated positive depths ('' for none)."""
     return [positive_int(part.strip()) for part in text.split(",") if part.strip()]
@@ -360,14 +368,21 @@ def _tune(args) -> int:
     positions = tuning.quiet_positions(records, args.skip_plies)
     print(f"{positions.game_count} finished games, {len(positions.results)} quiet positions",
           flush=True)
+    if args.sample:
+        positions = positions.sample(args.sample, args.seed)
+        print(f"{len(positions.results)} of them taken at random", flush=True)
+    start = evaluation.weight_vector()
+    labels = scale = None
+    if args.label_nodes:
+        labels, scale = _search_labels(args, positions, start)
 
     def progress(ridge: float, training: float, validation: float) -> None:
         print(f"ridge {ridge:g}: error {training:.6f} training, {validation:.6f} validation",
               flush=True)
 
-    start = evaluation.weight_vector()
     result = tuning.fit(positions, start, ridges=args.ridges, validation=args.validation,
-                        seed=args.seed, fixed=tuple(args.fixed), progress=progress)
+                        seed=args.seed, fixed=tuple(args.fixed), labels=labels, scale=scale,
+                        progress=progress)
     print(f"K {result.scale:.4f}; positions: {result.training} training, "
           f"{result.validation} validation (whole games)")
     print(f"error before {result.before[0]:.6f} training, {result.before[1]:.6f} validation")
@@ -385,6 +400,36 @@ def _tune(args) -> int:
     else:
         print(evaluation.weights_source(result.weights), end="")
     return 0
+
+
+def _search_labels(args, positions, start):
+    """(labels, K) for `mallard tune duck --label-nodes N`: this mallard, as a UCI subprocess,
+    searches each position (tournaments.tuning.search_scores)."""
+    import numpy as np
+
+    from tournaments import tuning
+    from tournaments.players import EngineConfig
+    from tournaments.timecontrol import TimeControl
+
+    config = EngineConfig(name="labels", command=[sys.executable, "-m", "protocol.cli", "uci"],
+                          tc=TimeControl().with_limits(nodes=args.label_nodes))
+    known = tuning.read_scores(args.scores) if args.scores else {}
+    step = max(1, len(positions.texts) // 20)
+
+    def progress(done: int, wanted: int) -> None:
+        if done % step == 0 or done == wanted:
+            print(f"searched {done} of {wanted} positions", flush=True)
+
+    try:
+        scores = tuning.search_scores(positions.texts, config, args.jobs, known, progress)
+    finally:
+        if args.scores:
+            tuning.write_scores(args.scores, known)
+    scale = tuning.fit_scale(positions.features.astype(float), positions.results, start)
+    searched = int(np.count_nonzero(~np.isnan(scores)))
+    print(f"K {scale:.4f}; {searched} positions labelled {args.result_share:g} result + "
+          f"{1 - args.result_share:g} search score ({args.label_nodes} nodes)", flush=True)
+    return tuning.mixed_labels(positions.results, scores, scale, args.result_share), scale
 
 
 def _warmup(args) -> int:
@@ -625,6 +670,7 @@ def _add_tune(commands) -> None:
     """`mallard` subcommands: fitting the evaluation to games."""
     tune = commands.add_parser(
         "tune", help="fit the Duck Chess evaluation weights to match games (Texel tuning)",
+        usage="mallard tune [-h] duck DB [DB ...] [options]",
         description="Fit the Duck Chess evaluation weights to the results of the games in "
                     "match databases (mallard match ... -db FILE): Texel's method on the "
                     "quiet positions of the games. Prints the new weights block, or writes it "
@@ -646,7 +692,20 @@ def _add_tune(commands) -> None:
     tune.add_argument("--skip-plies", type=non_negative_int, default=8,
                       help="plies after the opening left out")
     tune.add_argument("--seed", type=non_negative_int, default=1,
-                      help="chooses the held-out games")
+                      help="chooses the held-out games (and the --sample)")
+    tune.add_argument("--sample", type=non_negative_int, default=0, metavar="N",
+                      help="fit N of the quiet positions, taken at random (0: all)")
+    tune.add_argument("--label-nodes", type=non_negative_int, default=0, metavar="N",
+                      help="label each position also by a search of N nodes (mallard uci as "
+                           "a subprocess); 0: by the game result alone")
+    tune.add_argument("--result-share", type=share, default=0.5, metavar="F",
+                      help="with --label-nodes: the label is F * result + (1 - F) * the "
+                           "search score's expected result")
+    tune.add_argument("--jobs", type=positive_int, default=1,
+                      help="with --label-nodes: engine processes searching at once")
+    tune.add_argument("--scores", metavar="FILE",
+                      help="with --label-nodes: search scores read from FILE where it has "
+                           "them, and all written back to it (FEN<tab>score lines)")
     tune.set_defaults(run=_tune)
 
 

@@ -17,7 +17,17 @@ with the lowest error on the held-out games. The terms the search leaves off kee
 and so do the groups the user fixes (`--fixed mobility`: the first fit, on games of 1+0.01,
 gave the queen -13 per square it reaches and lost 5-38-45 to the old weights; see the README).
 
-Everything here reads files and computes; the command line is `mallard tune duck`.
+Labels from search (`search_scores`, `mallard tune duck --label-nodes N`): game results are
+weak labels (K is about 0.2 on games of 1+0.01: a position's evaluation predicts little of how
+a fast game ends), so a position may also be labelled by what a search of it found. A `mallard`
+engine, run as a subprocess over UCI with a node limit, searches each position; its score (for
+White, in centipawns) becomes expected(score, K), and the label is
+share * result + (1 - share) * that (`mixed_labels`; positions whose search found a mate keep
+their result). Fitting the static evaluation to a deeper search's score is what engines' own
+tuners and network trainers do; a match then judges the weights either way.
+
+Everything here reads files, runs engine processes and computes; the command line is
+`mallard tune duck`.
 """
 
 from __future__ import annotations
@@ -26,7 +36,8 @@ import json
 import math
 import random
 import sqlite3
-from dataclasses import dataclass
+import threading
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional
 
@@ -37,8 +48,10 @@ from engines.duck import evaluation
 from engines.duck.board import KIND_EN_PASSANT, MOVE_KIND_SHIFT, MOVE_PROMO_SHIFT, MOVE_TO_SHIFT
 from engines.duck.rules import DuckGame
 from engines.duck.searcher import DEFAULT_TERMS
+from tournaments.players import EngineConfig, EngineError, Player
 from tournaments.records import GameRecord
 from tournaments.storage import StorageError, check_readable
+from tournaments.timecontrol import Clock
 
 SKIP_PLIES = 8  # after the opening: early positions say little about the result
 SQLITE_HEADER = b"SQLite format 3\0"
@@ -55,6 +68,16 @@ class Positions:
     results: np.ndarray   # (n,) float64
     games: np.ndarray     # (n,) int64: the game's number across all databases
     game_count: int
+    texts: list[str] = field(default_factory=list)  # each position's FEN text
+
+    def sample(self, count: int, seed: int) -> "Positions":
+        """`count` of the positions chosen at random by `seed` (all when there are fewer), in
+        their order."""
+        if count >= len(self.results):
+            return self
+        chosen = np.sort(np.array(random.Random(seed).sample(range(len(self.results)), count)))
+        return Positions(self.features[chosen], self.results[chosen], self.games[chosen],
+                         self.game_count, [self.texts[i] for i in chosen])
 
 
 @dataclass
@@ -110,7 +133,7 @@ def _is_loud(state: np.ndarray, move: int) -> bool:
 def quiet_positions(records: list[GameRecord], skip_plies: int = SKIP_PLIES) -> Positions:
     """The quiet positions of the finished games (module docstring), with their features."""
     game = DuckGame()
-    rows, results, games = [], [], []
+    rows, results, games, texts = [], [], [], []
     row = np.zeros(evaluation.N_FEATURES, dtype=np.int64)
     counted = 0
     for record in records:
@@ -128,6 +151,7 @@ def quiet_positions(records: list[GameRecord], skip_plies: int = SKIP_PLIES) -> 
                     rows.append(row.copy())
                     results.append(RESULTS[record.result])
                     games.append(counted)
+                    texts.append(position.fen())
                 previous_loud = loud
                 position = position.play(code)
         except GameError as error:
@@ -135,7 +159,99 @@ def quiet_positions(records: list[GameRecord], skip_plies: int = SKIP_PLIES) -> 
                              f"does not replay: {error}") from None
         counted += 1
     features = np.array(rows, dtype=np.int64).reshape(-1, evaluation.N_FEATURES)
-    return Positions(features, np.array(results), np.array(games, dtype=np.int64), counted)
+    return Positions(features, np.array(results), np.array(games, dtype=np.int64), counted,
+                     texts)
+
+
+SEARCH_WAIT_MS = 120_000  # one position's search, however slow the machine: then it has failed
+
+
+def search_scores(texts: list[str], config: EngineConfig, jobs: int = 1,
+                  known: Optional[dict[str, float]] = None,
+                  progress: Optional[Callable[[int, int], None]] = None) -> np.ndarray:
+    """What the engine of `config` (UCI, its limit in `config.tc`: nodes=N) scores each
+    position, in centipawns for White; NaN where it reported a mate or no score. `jobs` engine
+    processes search at once; scores in `known` (by text) are not searched again, and the new
+    ones are added to it. An engine that fails is a ValueError naming the position."""
+    known = {} if known is None else known
+    wanted = sorted({text for text in texts if text not in known})
+    lock = threading.Lock()
+    failures: list[str] = []
+    done = [0]
+
+    def work(share: list[str]) -> None:
+        player = Player.create(config, "duck")
+        try:
+            player.start()
+            player.new_game(None, None)
+            for text in share:
+                if failures:
+                    return
+                white = text.split()[1] == "w"
+                clocks = [Clock(config.tc), Clock(config.tc)]
+                reply = player.go(text, [], 0 if white else 1, clocks, SEARCH_WAIT_MS)
+                score = float("nan")
+                if reply.score is not None and reply.score[0] == "cp":
+                    score = float(reply.score[1] if white else -reply.score[1])
+                with lock:
+                    known[text] = score
+                    done[0] += 1
+                    if progress is not None:
+                        progress(done[0], len(wanted))
+        except EngineError as error:
+            with lock:
+                failures.append(f"the labelling engine '{config.command_text}' failed "
+                                f"({error})")
+        finally:
+            player.kill()
+
+    threads = [threading.Thread(target=work, args=(wanted[job::jobs],), daemon=True)
+               for job in range(min(max(1, jobs), len(wanted)))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if failures:
+        raise ValueError(failures[0])
+    return np.array([known[text] for text in texts], dtype=np.float64)
+
+
+def mixed_labels(results: np.ndarray, scores: np.ndarray, scale: float,
+                 result_share: float) -> np.ndarray:
+    """result_share * result + (1 - result_share) * expected(score, K) for each position; the
+    result alone where the score is NaN (a mate, or none)."""
+    searched = _expected(np.nan_to_num(scores), scale)
+    mixed = result_share * results + (1 - result_share) * searched
+    return np.where(np.isnan(scores), results, mixed)
+
+
+def read_scores(path: str) -> dict[str, float]:
+    """The search scores a file written by `write_scores` holds (empty when it does not exist);
+    a line that does not read is a ValueError naming the file and line."""
+    scores: dict[str, float] = {}
+    if not Path(path).exists():
+        return scores
+    try:
+        lines = Path(path).read_text().splitlines()
+    except (OSError, UnicodeDecodeError) as error:
+        raise ValueError(f"cannot read the scores file '{path}': {error}") from None
+    for number, line in enumerate(lines, 1):
+        text, _, value = line.rpartition("\t")
+        try:
+            scores[text] = float(value)
+        except ValueError:
+            raise ValueError(f"'{path}' line {number} is not 'FEN<tab>score'") from None
+        if not text:
+            raise ValueError(f"'{path}' line {number} is not 'FEN<tab>score'")
+    return scores
+
+
+def write_scores(path: str, scores: dict[str, float]) -> None:
+    """One 'FEN<tab>score' line per position (nan for a mate or no score)."""
+    try:
+        Path(path).write_text("".join(f"{text}\t{value}\n" for text, value in scores.items()))
+    except OSError as error:
+        raise ValueError(f"cannot write the scores file '{path}': {error}") from None
 
 
 def _expected(scores: np.ndarray, scale: float) -> np.ndarray:
@@ -223,18 +339,23 @@ def _gauss_newton(x: np.ndarray, y: np.ndarray, start: np.ndarray, free: np.ndar
 def fit(positions: Positions, start: np.ndarray, *, ridges=(1e-8, 1e-7, 1e-6, 1e-5),
         iterations: int = 12, validation: float = 0.1, seed: int = 1,
         terms: int = DEFAULT_TERMS, fixed: tuple[str, ...] = (),
+        labels: Optional[np.ndarray] = None, scale: Optional[float] = None,
         progress: Optional[Callable[[float, float, float], None]] = None) -> Fit:
     """Weights fitted to the positions, starting from (and pulled toward) `start`; of the ridge
-    strengths given, the one whose weights do best on the held-out games is kept."""
+    strengths given, the one whose weights do best on the held-out games is kept. `labels`
+    (default: the results) are what the expected scores are fitted to; `scale` is K (default:
+    fitted to the results with `start`)."""
     held = _split(positions, validation, seed)
     x = positions.features.astype(np.float64)
-    train_x, train_y = x[~held], positions.results[~held]
-    valid_x, valid_y = x[held], positions.results[held]
+    y = positions.results if labels is None else np.asarray(labels, dtype=np.float64)
+    train_x, train_y = x[~held], y[~held]
+    valid_x, valid_y = x[held], y[held]
     if len(train_y) == 0:
         raise ValueError("no quiet positions to fit: the databases hold no finished duck game "
                          "long enough")
     start = np.asarray(start, dtype=np.float64)
-    scale = fit_scale(train_x, train_y, start)
+    if scale is None:
+        scale = fit_scale(train_x, positions.results[~held], start)
     free = tuned_columns(terms, fixed)
     watch_x, watch_y = (valid_x, valid_y) if len(valid_y) else (train_x, train_y)
     best, best_error, best_ridge = start, error(watch_x, watch_y, start, scale), None

@@ -16,7 +16,18 @@ from engines.duck.rules import DuckGame
 from tournaments import EngineConfig
 from tournaments.records import GameJob, GameRecord, MoveRecord, Opening
 from tournaments.storage import MatchStore
-from tournaments.tuning import Positions, fit, quiet_positions, read_games, rewrite_weights
+from tournaments.timecontrol import TimeControl
+from tournaments.tuning import (
+    Positions,
+    fit,
+    mixed_labels,
+    quiet_positions,
+    read_games,
+    read_scores,
+    rewrite_weights,
+    search_scores,
+    write_scores,
+)
 
 START = DuckGame().start_position().fen()
 KNIGHT = evaluation.F_MATERIAL + 1
@@ -68,6 +79,16 @@ def test_quiet_positions_are_those_after_two_quiet_moves_past_the_opening(tmp_pa
     taken = quiet_positions(read_games(str(tmp_path / "games.sqlite")), skip_plies=3)
     assert taken.game_count == 3 and len(taken.results) == expected_rows > 0
     assert set(taken.results.tolist()) == {0.0, 0.5, 1.0}
+    # each position's text reads back as the position whose features are its row
+    row = np.zeros(evaluation.N_FEATURES, dtype=np.int64)
+    for text, features in zip(taken.texts, taken.features, strict=True):
+        evaluation.features(DuckGame().parse_position(text).state.copy(), row)
+        assert row.tolist() == features.tolist()
+    sample = taken.sample(10, seed=4)
+    assert len(sample.texts) == 10 and set(sample.texts) <= set(taken.texts)
+    index = taken.texts.index(sample.texts[3])
+    assert sample.features[3].tolist() == taken.features[index].tolist()
+    assert sample.results[3] == taken.results[index] and sample.games[3] == taken.games[index]
 
 
 def test_the_fit_finds_the_weights_that_made_the_results():
@@ -97,6 +118,67 @@ def test_the_fit_finds_the_weights_that_made_the_results():
     placement = slice(evaluation.F_PLACEMENT, evaluation.F_MOBILITY)
     assert held.weights[placement].tolist() == start[placement].tolist()
     assert held.weights[KNIGHT] > 1.7 * held.weights[KNIGHT + 1]
+
+
+def test_the_fit_finds_the_weights_that_made_the_labels():
+    # labels that are the expected scores of weights with a knight worth 500, at a given K: the
+    # fit to them (not to the results, which say nothing here) finds the knight's worth
+    rng = np.random.default_rng(12)
+    truth = evaluation.weight_vector().astype(np.float64)
+    truth[KNIGHT] = 500
+    count = 5000
+    rows = np.zeros((count, evaluation.N_FEATURES), dtype=np.int64)
+    rows[:, evaluation.F_MATERIAL:evaluation.F_PLACEMENT] = rng.integers(-1, 2, size=(count, 5))
+    labels = 1 / (1 + 10 ** (-0.3 * (rows @ truth) / 400))
+    data = Positions(rows, np.full(count, 0.5), np.arange(count) // 10, count // 10)
+    fitted = fit(data, evaluation.weight_vector(), ridges=(1e-9,), labels=labels, scale=0.3)
+    assert fitted.scale == 0.3
+    assert abs(fitted.weights[KNIGHT] - 500) <= 5
+    assert fitted.after[1] < 1e-5 < fitted.before[1]
+
+
+def test_labels_mix_the_result_with_the_search_score():
+    results = np.array([1.0, 0.0, 0.5, 0.5])
+    scores = np.array([0.0, np.nan, 400.0, -400.0])
+    # K 1: 400 centipawns expect 1 / (1 + 10^-1) = 10/11
+    mixed = mixed_labels(results, scores, 1.0, 0.25)
+    assert mixed.tolist() == pytest.approx([0.25 + 0.75 * 0.5, 0.0, 0.125 + 0.75 * 10 / 11,
+                                            0.125 + 0.75 / 11])
+    assert mixed_labels(results, scores, 1.0, 1.0).tolist() == results.tolist()
+
+
+def test_search_scores_come_from_a_mallard_process_for_white(tmp_path):
+    # the engine's own view of each position (the side to move's) turned to White's: Black
+    # without its queen is far behind whoever moves; a king capture is a mate (no label)
+    no_queen = "rnb1kbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR {} KQkq - 0 1"
+    texts = [no_queen.format("w"), no_queen.format("b"), "4k3/4R3/8/8/8/8/8/4K3 w - - 0 1",
+             no_queen.format("w")]
+    config = EngineConfig(name="labels", command=[sys.executable, "-m", "protocol.cli", "uci"],
+                          tc=TimeControl().with_limits(nodes=2000))
+    known: dict = {}
+    scores = search_scores(texts, config, jobs=2, known=known)
+    assert scores[0] > 500 and scores[1] > 500 and np.isnan(scores[2])
+    assert scores[3] == scores[0] and len(known) == 3
+    # what is known is not searched again: an engine that cannot start is not needed
+    broken = EngineConfig(name="broken", command=[str(tmp_path / "no-such-engine")],
+                          tc=config.tc)
+    again = search_scores(texts, broken, known=known)
+    assert again[:2].tolist() == scores[:2].tolist()
+    with pytest.raises(ValueError, match="labelling engine .*no-such-engine.* failed"):
+        search_scores(texts + ["8/8/8/4k3/8/8/8/4K2R w K - 0 1"], broken, known=known)
+
+
+def test_scores_files_read_back_and_refuse_a_bad_line(tmp_path):
+    path = tmp_path / "scores.txt"
+    assert read_scores(str(path)) == {}
+    scores = {"4k3/8/8/8/8/8/8/4K2R w K - 0 1": 512.0, START: float("nan")}
+    write_scores(str(path), scores)
+    again = read_scores(str(path))
+    assert again.keys() == scores.keys() and again[START] != again[START]
+    assert again["4k3/8/8/8/8/8/8/4K2R w K - 0 1"] == 512.0
+    path.write_text(path.read_text() + "no tab here\n")
+    with pytest.raises(ValueError, match="line 3 is not 'FEN<tab>score'"):
+        read_scores(str(path))
 
 
 def test_rewritten_weights_read_back(tmp_path):
@@ -165,12 +247,30 @@ def test_the_command_prints_a_block_that_evaluation_py_accepts(tmp_path):
     assert done.returncode == 0 and block in copy.read_text()
 
 
+def test_the_command_labels_positions_by_search_and_keeps_the_scores(tmp_path):
+    rng = random.Random(3)
+    games = [(_random_game(rng, 60, opening=2)[1], ("1-0", "0-1")[index % 2])
+             for index in range(6)]
+    _store(tmp_path / "games.sqlite", games)
+    scores = tmp_path / "scores.txt"
+    done = _mallard("tune", "duck", str(tmp_path / "games.sqlite"), "--ridges", "1e-6",
+                    "--sample", "12", "--label-nodes", "300", "--jobs", "2",
+                    "--result-share", "0.25", "--scores", str(scores))
+    assert done.returncode == 0, done.stderr
+    assert "12 of them taken at random" in done.stdout
+    assert "labelled 0.25 result + 0.75 search score (300 nodes)" in done.stdout
+    assert len(read_scores(str(scores))) == 12
+    assert evaluation.WEIGHTS_BEGIN in done.stdout
+
+
 @pytest.mark.parametrize("arguments, message", [
     (["tune", "duck", "{tmp}/missing.sqlite"], "no match database '{tmp}/missing.sqlite'"),
     (["tune", "duck", "x.sqlite", "--validation", "1"], "argument --validation: 1.0 is not below 1"),
     (["tune", "duck", "x.sqlite", "--ridges", "1e-7,nan"],
      "argument --ridges: 'nan' is not a finite"),
     (["tune", "uttt", "x.sqlite"], "invalid choice: 'uttt'"),
+    (["tune", "duck", "x.sqlite", "--result-share", "1.5"],
+     "argument --result-share: 1.5 is above 1"),
     (["tune", "duck", "x.sqlite", "--fixed", "mobility,queen"],
      "argument --fixed: unknown weight group 'queen' (known: material, placement, mobility"),
 ])
