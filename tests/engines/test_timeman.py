@@ -152,3 +152,25 @@ def test_helpers_start_after_the_first_depths_and_are_joined():
         assert not any(thread.name.startswith("mallard-helper")
                        for thread in threading.enumerate())
 
+
+
+class _Walked(_Steady):
+    """Counts the lines walked."""
+
+    def __init__(self):
+        super().__init__(False, 0.1)
+        self.walked = 0
+
+    def principal_variation(self, position, move, seed):
+        self.walked += 1
+        return [move, move]
+
+
+def test_only_the_root_walks_its_lines():
+    # a helper's line is never reported, and walking it (Python) would take the interpreter
+    # from the root's search
+    root, helper = _Walked(), _Walked()
+    found = deepen(root, SimpleNamespace(side_to_move=0), Limits(depth=HELPERS_FROM_DEPTH + 3),
+                   np.arange(3), time.perf_counter(), None, None, helpers=[helper])
+    assert root.walked == found.depth and found.pv == [found.move, found.move]
+    assert helper.searched and helper.walked == 0
