@@ -166,6 +166,14 @@ class _Walked(_Steady):
         return [move, move]
 
 
+class _Winning(_Walked):
+    """Every root move wins by force."""
+
+    def search(self, depth, alpha, beta, moves, values, tags, stoppable):
+        values[:] = self.mate_bound + 10 + np.arange(len(moves))
+        return len(moves)
+
+
 def test_only_the_root_walks_its_lines():
     # a helper's line is never reported, and walking it (Python) would take the interpreter
     # from the root's search
@@ -174,3 +182,8 @@ def test_only_the_root_walks_its_lines():
                    np.arange(3), time.perf_counter(), None, None, helpers=[helper])
     assert root.walked == found.depth and found.pv == [found.move, found.move]
     assert helper.searched and helper.walked == 0
+    # but a forced result's line is walked: a game may keep it (UTTT's proofs)
+    winning = _Winning()
+    found = deepen(winning, SimpleNamespace(side_to_move=0), Limits(depth=4), np.arange(3),
+                   time.perf_counter(), None, None, is_helper=True)
+    assert winning.walked >= 1 and found.pv == [found.move, found.move]
