@@ -172,7 +172,7 @@ def search_scores(texts: list[str], config: EngineConfig, jobs: int = 1,
     """What the engine of `config` (UCI, its limit in `config.tc`: nodes=N) scores each
     position, in centipawns for White; NaN where it reported a mate or no score. `jobs` engine
     processes search at once; scores in `known` (by text) are not searched again, and the new
-    ones are added to it. An engine that fails is a ValueError naming the position."""
+    ones are added to it. An engine that fails is a ValueError naming its command."""
     known = {} if known is None else known
     wanted = sorted({text for text in texts if text not in known})
     lock = threading.Lock()
@@ -238,11 +238,11 @@ def read_scores(path: str) -> dict[str, float]:
     for number, line in enumerate(lines, 1):
         text, _, value = line.rpartition("\t")
         try:
+            if not text:
+                raise ValueError
             scores[text] = float(value)
         except ValueError:
             raise ValueError(f"'{path}' line {number} is not 'FEN<tab>score'") from None
-        if not text:
-            raise ValueError(f"'{path}' line {number} is not 'FEN<tab>score'")
     return scores
 
 
