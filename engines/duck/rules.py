@@ -57,6 +57,7 @@ SELECTIVE_PIECES = (
     ("Losing Capture Pruning", "losing", True),
     ("Reverse Futility Pruning", "reverse", False),
     ("Late Move Pruning", "late", False),
+    ("Internal Iterative Reductions", "iir", False),
 )
 
 

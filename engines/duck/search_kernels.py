@@ -20,12 +20,13 @@ cut-off use the lowest V(k) so far. The table is keyed without the duck and stor
 of score and RE separately; an entry answers a window only if both are resolved for it.
 
 Selectivity (ctx[C_SELECTIVITY], each piece a bit, SELECT_*): late-move reductions, a null move
-(the side passes its piece move; the duck still moves), futility, reverse futility and late
-move pruning near the leaves, and delta and losing-capture pruning in quiescence. What they skip stays fail-hard: a
-pruned move counts as worth at most alpha on the squares it is not blocked on (never as no move
-there, which would read as a fowling win), a null-move or reverse-futility cut as beta on every
-square; quiescence may leave out any capture, its standing pat being the floor. The null move
-and the futilities work in null windows only, they and the quiescence pieces away from mate
+(the side passes its piece move; the duck still moves), futility, reverse futility and late move
+pruning near the leaves, internal iterative reductions (a node the table knows no move for searched
+a ply shallower), and delta and losing-capture pruning in quiescence. What they skip stays
+fail-hard: a pruned move counts as worth at most alpha on the squares it is not blocked on (never
+as no move there, which would read as a fowling win), a null-move or reverse-futility cut as beta
+on every square; quiescence may leave out any capture, its standing pat being the floor. The null
+move and the futilities work in null windows only, they and the quiescence pieces away from mate
 scores. With every bit off the search is exact: it equals the full (piece move, duck square)
 enumeration (`enumeration`).
 
@@ -108,6 +109,7 @@ SELECT_DELTA = 8         # in quiescence, captures that cannot lift the standing
 SELECT_LOSING = 16       # in quiescence, captures a pawn or knight takes back at a loss
 SELECT_REVERSE = 32      # near the leaves, an evaluation far above beta cuts before any move
 SELECT_LATE = 64         # near the leaves, quiet moves after the first `late_move_count` skipped
+SELECT_IIR = 128         # a node the table knows no move for searched a ply shallower
 LMR_FIRST = 3            # the moves searched before any is reduced
 NULL_MIN_DEPTH = 3
 NULL_MIN_MOVES = 16      # fewer piece moves: passing may be what the side cannot do (fowling)
@@ -117,6 +119,7 @@ REVERSE_MAX_DEPTH = 3
 REVERSE_MARGIN = 120     # centipawns per ply of depth left
 DELTA_MARGIN = 200       # centipawns beyond the piece taken
 LATE_MAX_DEPTH = 3
+IIR_MIN_DEPTH = 4
 KNIGHT_JUMPS = np.array([14, 18, 31, 33, -14, -18, -31, -33], dtype=np.int64)
 KILLER_KEY = 1 << 35     # ordering keys from here up: the table's move, captures, killers
 
@@ -628,6 +631,8 @@ def search(state, undo, moves, order, ex, ctx, tt, busy, stop, ply, depth, alpha
                     _resolved(re, flags >> 2, alpha, beta):
                 return _returns(ctx, score, rx, re, rx2)
 
+    if (ctx[C_SELECTIVITY] & SELECT_IIR) != 0 and tt_move == 0 and depth >= IIR_MIN_DEPTH:
+        depth -= 1
     base = ply * MAX_MOVES
     end = generate_piece_moves(state, moves, base, -1)
     if end == base:

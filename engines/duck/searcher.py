@@ -55,7 +55,8 @@ DEFAULT_TERMS = TERM_MOBILITY | TERM_PAWNS
 # ctx[C_SELECTIVITY]; all off is the exact search
 SELECTIVITY_BITS = {"lmr": SK.SELECT_LMR, "null": SK.SELECT_NULL, "futility": SK.SELECT_FUTILITY,
                     "delta": SK.SELECT_DELTA, "losing": SK.SELECT_LOSING,
-                    "reverse": SK.SELECT_REVERSE, "late": SK.SELECT_LATE}
+                    "reverse": SK.SELECT_REVERSE, "late": SK.SELECT_LATE,
+                    "iir": SK.SELECT_IIR}
 DEFAULT_SELECTIVITY = sum(SELECTIVITY_BITS[piece] for _, piece, on in SELECTIVE_PIECES if on)
 MAX_DEPTH = 64
 ASPIRATION = 40

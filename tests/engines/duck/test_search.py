@@ -293,5 +293,33 @@ def test_a_pruning_piece_shrinks_the_search(game, piece):
     assert nodes[True] < nodes[False]
 
 
+
+def test_internal_iterative_reductions_take_a_ply_off_a_node_the_table_knows_no_move_for(game):
+    """From depth 4 (`IIR_MIN_DEPTH`) on, a node without a table move is searched as one a ply
+    shallower, node for node; once the table holds its move, it is searched at its own depth."""
+    from engines.search_common import INF
+
+    position = game.parse_position(BUSY_CENTRE)
+
+    def searched(depths, selectivity):
+        buffers = SearchBuffers(16)
+        buffers.start(selectivity=selectivity)
+        state = root_state(position)
+        found = []
+        for depth in depths:
+            value = SK.search(state, buffers.undo, buffers.moves, buffers.order, buffers.ex,
+                              buffers.ctx, buffers.tt, buffers.busy, buffers.stop, 1, depth,
+                              -INF, INF)
+            found.append((int(value), buffers.nodes))
+        return found
+
+    iir = SK.SELECT_IIR
+    assert SK.IIR_MIN_DEPTH == 4
+    assert searched([3], iir) == searched([3], 0)
+    assert searched([4], iir) == searched([3], 0)
+    assert searched([5], iir) == searched([4], 0)
+    assert searched([3, 4], iir) == searched([3, 4], 0)
+    assert searched([3, 4], 0)[1][1] > searched([3], 0)[0][1] * 2
+
 # a middle game with captures everywhere, some of them defended by pawns and knights
 BUSY_CENTRE = "r1bqkb1r/ppp2ppp/2n2n2/3pp3/3PP3/2N2N2/PPP2PPP/R1BQKB1R w KQkq - 0 5"
