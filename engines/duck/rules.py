@@ -58,6 +58,7 @@ SELECTIVE_PIECES = (
     ("Reverse Futility Pruning", "reverse", False),
     ("Late Move Pruning", "late", False),
     ("Internal Iterative Reductions", "iir", False),
+    ("Quiescence Recaptures", "recaptures", True),
 )
 
 

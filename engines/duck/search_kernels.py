@@ -22,13 +22,14 @@ of score and RE separately; an entry answers a window only if both are resolved 
 Selectivity (ctx[C_SELECTIVITY], each piece a bit, SELECT_*): late-move reductions, a null move
 (the side passes its piece move; the duck still moves), futility, reverse futility and late move
 pruning near the leaves, internal iterative reductions (a node the table knows no move for searched
-a ply shallower), and delta and losing-capture pruning in quiescence. What they skip stays
-fail-hard: a pruned move counts as worth at most alpha on the squares it is not blocked on (never
-as no move there, which would read as a fowling win), a null-move or reverse-futility cut as beta
-on every square; quiescence may leave out any capture, its standing pat being the floor. The null
-move and the futilities work in null windows only, they and the quiescence pieces away from mate
-scores. With every bit off the search is exact: it equals the full (piece move, duck square)
-enumeration (`enumeration`).
+a ply shallower), and in quiescence delta and losing-capture pruning and, from its third ply on,
+captures only on the square of the last move (or of a king). What they skip stays fail-hard: a
+pruned move counts as worth at most alpha on the squares it is not blocked on (never as no move
+there, which would read as a fowling win), a null-move or reverse-futility cut as beta on every
+square; quiescence may leave out any capture, its standing pat being the floor. The null move and
+the futilities work in null windows only, they and the quiescence pieces away from mate scores.
+With every bit off the search is exact: it equals the full (piece move, duck square) enumeration
+(`enumeration`).
 
 Threads: helpers search the same root on a shared table (lazy SMP, `engines.driver`) and split
 the work as ABDADA does: a node defers a move whose child another thread is searching to a
@@ -54,11 +55,14 @@ from engines.duck.board import (
     RAY_DIRECTION,
     RAY_DISTANCE,
     RAY_OFFSET,
+    S_DEPTH,
     S_DUCK,
     S_KEY,
     S_KING,
     S_SIDE,
     STEPS,
+    U_MOVE,
+    UNDO_SIZE,
 )
 from engines.duck.evaluation import PIECE_VALUES, evaluate
 from engines.duck.kernels import (
@@ -94,6 +98,7 @@ C_QSEARCH, C_TT_MASK, C_TT_SAME_DEPTH, C_SELECTIVITY = 4, 5, 6, 7
 C_RX, C_RE, C_RX2, C_QUIESCENCE_PLY_LIMIT, C_EVAL_TERMS, C_QNODES = 8, 9, 10, 11, 12, 13
 C_BUSY_MASK = 14                    # threads: the mask of `busy` (0: no other thread searches)
 C_THREAD_TAG = 15                   # threads: this thread's mark, XORed into the keys in `busy`
+C_QUIESCENCE_START = 16             # the ply the running quiescence search started at
 C_KILLERS = 64                      # 2 per ply
 C_HISTORY = C_KILLERS + 2 * 128     # side * 4096 + from64 * 64 + to64
 C_EVAL_CACHE = C_HISTORY + 2 * 4096  # EVAL_CACHE_SLOTS pairs (key ^ value, value): `static_value`
@@ -110,6 +115,7 @@ SELECT_LOSING = 16       # in quiescence, captures a pawn or knight takes back a
 SELECT_REVERSE = 32      # near the leaves, an evaluation far above beta cuts before any move
 SELECT_LATE = 64         # near the leaves, quiet moves after the first `late_move_count` skipped
 SELECT_IIR = 128         # a node the table knows no move for searched a ply shallower
+SELECT_RECAPTURES = 256  # deep in quiescence, only captures on the last move's square (and kings)
 LMR_FIRST = 3            # the moves searched before any is reduced
 NULL_MIN_DEPTH = 3
 NULL_MIN_MOVES = 16      # fewer piece moves: passing may be what the side cannot do (fowling)
@@ -118,6 +124,7 @@ FUTILITY_MARGIN = 150    # centipawns per ply of depth left
 REVERSE_MAX_DEPTH = 3
 REVERSE_MARGIN = 120     # centipawns per ply of depth left
 DELTA_MARGIN = 200       # centipawns beyond the piece taken
+RECAPTURES_FROM = 3      # quiescence plies before `SELECT_RECAPTURES` narrows the captures
 LATE_MAX_DEPTH = 3
 IIR_MIN_DEPTH = 4
 KNIGHT_JUMPS = np.array([14, 18, 31, 33, -14, -18, -31, -33], dtype=np.int64)
@@ -555,6 +562,10 @@ def quiescence(state, undo, moves, order, ex, ctx, tt, stop, ply, alpha, beta):
     lowest = stand
     delta = (ctx[C_SELECTIVITY] & SELECT_DELTA) != 0 and abs(alpha) < MATE_BOUND
     losing = (ctx[C_SELECTIVITY] & SELECT_LOSING) != 0 and abs(alpha) < MATE_BOUND
+    recapture_on = -1  # the only square captures may go to (-1: any)
+    if (ctx[C_SELECTIVITY] & SELECT_RECAPTURES) != 0 and abs(alpha) < MATE_BOUND and \
+            ply - ctx[C_QUIESCENCE_START] >= RECAPTURES_FROM and state[S_DEPTH] > 0:
+        recapture_on = (undo[(state[S_DEPTH] - 1) * UNDO_SIZE + U_MOVE] >> MOVE_TO_SHIFT) & 0x7F
     for i in range(base, end):
         move = pick_best(moves, order, i, end)
         alpha_eff = max(alpha, lowest)
@@ -567,6 +578,9 @@ def quiescence(state, undo, moves, order, ex, ctx, tt, stop, ply, alpha, beta):
                 # this capture and every later one (they take less) stay at or below alpha:
                 # the squares keep what they have, upper bounds at or below alpha (fail-hard)
                 break
+        to = (move >> MOVE_TO_SHIFT) & 0x7F
+        if recapture_on >= 0 and to != recapture_on and state[to] & 7 != 6:
+            continue  # long exchanges elsewhere are left to the standing pat
         if losing and loses_to_recapture(state, move):
             continue  # quiescence may leave out any capture: the standing pat stays the floor
         push_piece_move(state, undo, move)
@@ -606,6 +620,7 @@ def search(state, undo, moves, order, ex, ctx, tt, busy, stop, ply, depth, alpha
     """Exception-search node; see the module docstring for what it returns."""
     if depth <= 0:
         if ctx[C_QSEARCH]:
+            ctx[C_QUIESCENCE_START] = ply
             return quiescence(state, undo, moves, order, ex, ctx, tt, stop, ply, alpha, beta)
         ctx[C_NODES] += 1
         return _leaf(state, moves, ctx, ply)

@@ -282,7 +282,7 @@ def test_losing_capture_pruning_knows_who_takes_back_as_pyffish_does(game):
     assert seen[True] >= 10 and seen[False] >= 50, seen
 
 
-@pytest.mark.parametrize("piece", ["losing", "reverse", "late"])
+@pytest.mark.parametrize("piece", ["losing", "reverse", "late", "recaptures"])
 def test_a_pruning_piece_shrinks_the_search(game, piece):
     position = game.parse_position(BUSY_CENTRE)
     nodes = {}
@@ -320,6 +320,35 @@ def test_internal_iterative_reductions_take_a_ply_off_a_node_the_table_knows_no_
     assert searched([5], iir) == searched([4], 0)
     assert searched([3, 4], iir) == searched([3, 4], 0)
     assert searched([3, 4], 0)[1][1] > searched([3], 0)[0][1] * 2
+
+
+def test_quiescence_recaptures_take_only_on_the_last_square_from_the_third_ply(game):
+    """White's knight has just taken on a7 and Black's c-pawn can take the queen on d4, which
+    no duck square stops. From the third quiescence ply on, with the piece on, only a7 may be
+    taken on: Black stands pat; a ply earlier it takes the queen."""
+    from engines.duck.kernels import push_piece_move
+
+    position = game.parse_position("4k3/p7/8/1Np5/3Q4/8/8/4K3 w - - 0 1")
+    capture = next(int(m) for m in position.piece_moves()
+                   if position.format_move(int(m)).startswith("b5a7"))
+
+    def quiescence(selectivity, plies_in):
+        buffers = SearchBuffers(16)
+        buffers.start(selectivity=selectivity)
+        state = root_state(position)
+        push_piece_move(state, buffers.undo, capture)
+        buffers.ctx[SK.C_QUIESCENCE_START] = 4 - plies_in
+        value = SK.quiescence(state, buffers.undo, buffers.moves, buffers.order, buffers.ex,
+                              buffers.ctx, buffers.tt, buffers.stop, 4, -3000, 3000)
+        return int(value), int(SK.static_value(state, buffers.ctx))
+
+    recaptures = SK.SELECT_RECAPTURES
+    assert SK.RECAPTURES_FROM == 3
+    narrowed, black_stands = quiescence(recaptures, 3)
+    assert narrowed == black_stands
+    taken, _ = quiescence(recaptures, 2)
+    assert taken > black_stands + 500
+    assert taken == quiescence(0, 3)[0]
 
 # a middle game with captures everywhere, some of them defended by pawns and knights
 BUSY_CENTRE = "r1bqkb1r/ppp2ppp/2n2n2/3pp3/3PP3/2N2N2/PPP2PPP/R1BQKB1R w KQkq - 0 5"
