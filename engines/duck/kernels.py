@@ -355,9 +355,17 @@ def pop_pass(state, undo):
 
 
 @njit(cache=True, nogil=True)
+def last_move(state, undo):
+    """The last move on the undo stack: 0 for a pass (`push_pass`), -1 when it is empty."""
+    if state[S_DEPTH] == 0:
+        return -1
+    return undo[(state[S_DEPTH] - 1) * UNDO_SIZE + U_MOVE]
+
+
+@njit(cache=True, nogil=True)
 def passed_last(state, undo):
     """Whether the last thing on the undo stack is a pass (`push_pass`)."""
-    return state[S_DEPTH] > 0 and undo[(state[S_DEPTH] - 1) * UNDO_SIZE + U_MOVE] == 0
+    return last_move(state, undo) == 0
 
 
 @njit(cache=True, nogil=True)

@@ -55,20 +55,18 @@ from engines.duck.board import (
     RAY_DIRECTION,
     RAY_DISTANCE,
     RAY_OFFSET,
-    S_DEPTH,
     S_DUCK,
     S_KEY,
     S_KING,
     S_SIDE,
     STEPS,
-    U_MOVE,
-    UNDO_SIZE,
 )
 from engines.duck.evaluation import PIECE_VALUES, evaluate
 from engines.duck.kernels import (
     generate_piece_moves,
     has_piece_move,
     is_blocked,
+    last_move,
     passed_last,
     path_end,
     pop_move,
@@ -564,13 +562,15 @@ def quiescence(state, undo, moves, order, ex, ctx, tt, stop, ply, alpha, beta):
     losing = (ctx[C_SELECTIVITY] & SELECT_LOSING) != 0 and abs(alpha) < MATE_BOUND
     recapture_on = -1  # the only square captures may go to (-1: any)
     if (ctx[C_SELECTIVITY] & SELECT_RECAPTURES) != 0 and abs(alpha) < MATE_BOUND and \
-            ply - ctx[C_QUIESCENCE_START] >= RECAPTURES_FROM and state[S_DEPTH] > 0:
-        recapture_on = (undo[(state[S_DEPTH] - 1) * UNDO_SIZE + U_MOVE] >> MOVE_TO_SHIFT) & 0x7F
+            ply - ctx[C_QUIESCENCE_START] >= RECAPTURES_FROM:
+        last = last_move(state, undo)  # a capture: quiescence plays nothing else
+        if last > 0:
+            recapture_on = (last >> MOVE_TO_SHIFT) & 0x7F
     for i in range(base, end):
         move = pick_best(moves, order, i, end)
         alpha_eff = max(alpha, lowest)
+        to = (move >> MOVE_TO_SHIFT) & 0x7F
         if delta:
-            to = (move >> MOVE_TO_SHIFT) & 0x7F
             gain = PIECE_VALUES[state[to] & 7] + PIECE_VALUES[(move >> MOVE_PROMO_SHIFT) & 7]
             if (move >> MOVE_KIND_SHIFT) & 3 == KIND_EN_PASSANT:
                 gain = PIECE_VALUES[1]
@@ -578,7 +578,6 @@ def quiescence(state, undo, moves, order, ex, ctx, tt, stop, ply, alpha, beta):
                 # this capture and every later one (they take less) stay at or below alpha:
                 # the squares keep what they have, upper bounds at or below alpha (fail-hard)
                 break
-        to = (move >> MOVE_TO_SHIFT) & 0x7F
         if recapture_on >= 0 and to != recapture_on and state[to] & 7 != 6:
             continue  # long exchanges elsewhere are left to the standing pat
         if losing and loses_to_recapture(state, move):

@@ -293,7 +293,6 @@ def test_a_pruning_piece_shrinks_the_search(game, piece):
     assert nodes[True] < nodes[False]
 
 
-
 def test_internal_iterative_reductions_take_a_ply_off_a_node_the_table_knows_no_move_for(game):
     """From depth 4 (`IIR_MIN_DEPTH`) on, a node without a table move is searched as one a ply
     shallower, node for node; once the table holds its move, it is searched at its own depth."""
@@ -349,6 +348,7 @@ def test_quiescence_recaptures_take_only_on_the_last_square_from_the_third_ply(g
     taken, _ = quiescence(recaptures, 2)
     assert taken > black_stands + 500
     assert taken == quiescence(0, 3)[0]
+
 
 # a middle game with captures everywhere, some of them defended by pawns and knights
 BUSY_CENTRE = "r1bqkb1r/ppp2ppp/2n2n2/3pp3/3PP3/2N2N2/PPP2PPP/R1BQKB1R w KQkq - 0 5"
