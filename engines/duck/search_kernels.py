@@ -17,7 +17,9 @@ is where the duck already stands.
 Windows: every per-square value is fail-hard with respect to the node's (alpha, beta): exact
 inside it, an upper bound at or below alpha, a lower bound at or above beta. Alpha and the
 cut-off use the lowest V(k) so far. The table is keyed without the duck and stores the bound type
-of score and RE separately; an entry answers a window only if both are resolved for it.
+of score and RE separately; an entry answers a window only if both are resolved for it. Once the
+common score reaches beta, a move the duck blocks on every square still below beta is not searched
+(`_can_matter`): it could only raise squares that are already lower bounds at or above beta.
 
 Selectivity (ctx[C_SELECTIVITY], each piece a bit, SELECT_*): late-move reductions, a null move
 (the side passes its piece move; the duck still moves), futility, reverse futility and late move
@@ -361,6 +363,21 @@ def _merge(state, ex, lb, common, common_move, move, a, xs, b):
 
 
 @njit(cache=True, nogil=True)
+def _can_matter(ex, lb, common, beta, move):
+    """Whether searching `move` can change what the node returns: with the common score at or
+    above beta, only the listed squares below beta are open, and a move blocked on all of them
+    raises none (the squares it raises stay lower bounds at or above beta, fail-hard)."""
+    if common < beta:
+        return True
+    sq = ex[lb + EX_NEXT + HEAD]
+    while sq != HEAD:
+        if ex[lb + EX_SCORE + sq] < beta and not is_blocked(move, sq):
+            return True
+        sq = ex[lb + EX_NEXT + sq]
+    return False
+
+
+@njit(cache=True, nogil=True)
 def _lowest(ex, lb, common):
     lowest = common
     sq = ex[lb + EX_NEXT + HEAD]
@@ -580,6 +597,8 @@ def quiescence(state, undo, moves, order, ex, ctx, tt, stop, ply, alpha, beta):
                 break
         if recapture_on >= 0 and to != recapture_on and state[to] & 7 != 6:
             continue  # long exchanges elsewhere are left to the standing pat
+        if not _can_matter(ex, lb, common, beta, move):
+            continue
         if losing and loses_to_recapture(state, move):
             continue  # quiescence may leave out any capture: the standing pat stays the floor
         push_piece_move(state, undo, move)
@@ -701,6 +720,8 @@ def search(state, undo, moves, order, ex, ctx, tt, busy, stop, ply, depth, alpha
             else:
                 move = moves[i]
                 quiet = order[i] == DEFERRED_QUIET
+            if not _can_matter(ex, lb, common, beta, move):
+                continue
             if (futile or i - base >= late) and i > base and quiet:
                 # worth at most alpha here (fail-hard) wherever it is not blocked
                 ctx[C_RX] = -1

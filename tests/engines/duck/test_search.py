@@ -350,5 +350,26 @@ def test_quiescence_recaptures_take_only_on_the_last_square_from_the_third_ply(g
     assert taken == quiescence(0, 3)[0]
 
 
+def test_a_move_blocked_on_every_open_square_is_not_searched(game):
+    """With the common score at beta, only the listed squares below beta are open: a move the
+    duck blocks on all of them cannot change the node, one free on any of them can."""
+    position = game.parse_position("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1")
+    moves = {position.format_move(int(m))[:4]: int(m) for m in position.piece_moves()}
+    f3, e4 = 0x25, 0x34
+    ex = np.full(SK.EX_STRIDE, -1, dtype=np.int64)
+    SK._open_list(ex, 0)
+    SK._link(ex, 0, f3, SK.NO_MOVE, 0)
+    SK._link(ex, 0, e4, 80, moves["e2e4"])  # above beta: not open
+
+    def matters(move, common=100, beta=50):
+        return SK._can_matter(ex, 0, common, beta, moves[move])
+
+    assert not matters("g1f3") and not matters("f2f3")
+    assert matters("e2e4") and matters("g2g3")
+    assert matters("g1f3", common=40)  # every unlisted square is open
+    SK._link(ex, 0, 0x24, 20, 0)  # e3 open too: f2f3 is free there
+    assert matters("f2f3") and matters("g1f3")
+
+
 # a middle game with captures everywhere, some of them defended by pawns and knights
 BUSY_CENTRE = "r1bqkb1r/ppp2ppp/2n2n2/3pp3/3PP3/2N2N2/PPP2PPP/R1BQKB1R w KQkq - 0 5"
