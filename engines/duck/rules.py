@@ -59,6 +59,7 @@ SELECTIVE_PIECES = (
     ("Late Move Pruning", "late", False),
     ("Internal Iterative Reductions", "iir", False),
     ("Quiescence Recaptures", "recaptures", True),
+    ("Quiescence Table", "qtable", False),
 )
 
 

@@ -24,8 +24,9 @@ common score reaches beta, a move the duck blocks on every square still below be
 Selectivity (ctx[C_SELECTIVITY], each piece a bit, SELECT_*): late-move reductions, a null move
 (the side passes its piece move; the duck still moves), futility, reverse futility and late move
 pruning near the leaves, internal iterative reductions (a node the table knows no move for searched
-a ply shallower), and in quiescence delta and losing-capture pruning and, from its third ply on,
-captures only on the square of the last move (or of a king). What they skip stays fail-hard: a
+a ply shallower), and in quiescence delta and losing-capture pruning, from its third ply on
+captures only on the square of the last move (or of a king), and the table (depth 0 entries,
+which never replace a searched node's). What they skip stays fail-hard: a
 pruned move counts as worth at most alpha on the squares it is not blocked on (never as no move
 there, which would read as a fowling win), a null-move or reverse-futility cut as beta on every
 square; quiescence may leave out any capture, its standing pat being the floor. The null move and
@@ -116,6 +117,7 @@ SELECT_REVERSE = 32      # near the leaves, an evaluation far above beta cuts be
 SELECT_LATE = 64         # near the leaves, quiet moves after the first `late_move_count` skipped
 SELECT_IIR = 128         # a node the table knows no move for searched a ply shallower
 SELECT_RECAPTURES = 256  # deep in quiescence, only captures on the last move's square (and kings)
+SELECT_QTABLE = 512      # quiescence nodes read and write the table (depth 0 entries)
 LMR_FIRST = 3            # the moves searched before any is reduced
 NULL_MIN_DEPTH = 3
 NULL_MIN_MOVES = 16      # fewer piece moves: passing may be what the side cannot do (fowling)
@@ -568,8 +570,21 @@ def quiescence(state, undo, moves, order, ex, ctx, tt, stop, ply, alpha, beta):
     stand = static_value(state, ctx)
     if stand >= beta or ply >= ctx[C_QUIESCENCE_PLY_LIMIT]:
         return _returns(ctx, stand, -1, stand, -1)
+    use_table = (ctx[C_SELECTIVITY] & SELECT_QTABLE) != 0
+    key = state[S_KEY]
+    slot = (key & ctx[C_TT_MASK]) * TT_WORDS
+    tt_move = 0
+    if use_table:
+        data, stored_score, stored_re = _read_entry(tt, slot, key)
+        if data >= 0:
+            tt_move, _, flags, rx, rx2 = unpack_entry(data)
+            score = score_from_table(stored_score, ply, MATE_BOUND)
+            re = score_from_table(stored_re, ply, MATE_BOUND)
+            if _resolved(score, flags & 3, alpha, beta) and \
+                    _resolved(re, flags >> 2, alpha, beta):
+                return _returns(ctx, score, rx, re, rx2)
     end = generate_piece_moves(state, moves, base, -1, True)
-    end = _score_moves(state, moves, order, base, end, 0, ctx, ply, True)
+    end = _score_moves(state, moves, order, base, end, tt_move, ctx, ply, True)
     lb = ply * EX_STRIDE
     _open_list(ex, lb)
     common = stand
@@ -612,7 +627,9 @@ def quiescence(state, undo, moves, order, ex, ctx, tt, stop, ply, alpha, beta):
                                                     common_move, lowest)
         if lowest >= beta:
             break
-    score, _ = _finish(ex, lb, common, common_move, ctx)
+    score, best = _finish(ex, lb, common, common_move, ctx)
+    if use_table and (tt[slot + 1] >> 20) & 0xFF == 0:  # never over a searched node's entry
+        _store(tt, ctx, key, ply, 0, best, score, ctx[C_RE], ctx[C_RX], ctx[C_RX2], alpha, beta)
     return score
 
 

@@ -56,7 +56,8 @@ DEFAULT_TERMS = TERM_MOBILITY | TERM_PAWNS
 SELECTIVITY_BITS = {"lmr": SK.SELECT_LMR, "null": SK.SELECT_NULL, "futility": SK.SELECT_FUTILITY,
                     "delta": SK.SELECT_DELTA, "losing": SK.SELECT_LOSING,
                     "reverse": SK.SELECT_REVERSE, "late": SK.SELECT_LATE,
-                    "iir": SK.SELECT_IIR, "recaptures": SK.SELECT_RECAPTURES}
+                    "iir": SK.SELECT_IIR, "recaptures": SK.SELECT_RECAPTURES,
+                    "qtable": SK.SELECT_QTABLE}
 DEFAULT_SELECTIVITY = sum(SELECTIVITY_BITS[piece] for _, piece, on in SELECTIVE_PIECES if on)
 MAX_DEPTH = 64
 ASPIRATION = 40

@@ -11,6 +11,7 @@ import pytest
 from engines.base import Limits
 from engines.driver import HELPERS_FROM_DEPTH
 from engines.duck import search_kernels as SK
+from engines.duck.board import S_KEY
 from engines.duck.searcher import (
     DEFAULT_SELECTIVITY,
     SELECTIVITY_BITS,
@@ -282,7 +283,7 @@ def test_losing_capture_pruning_knows_who_takes_back_as_pyffish_does(game):
     assert seen[True] >= 10 and seen[False] >= 50, seen
 
 
-@pytest.mark.parametrize("piece", ["losing", "reverse", "late", "recaptures"])
+@pytest.mark.parametrize("piece", ["losing", "reverse", "late", "recaptures", "qtable"])
 def test_a_pruning_piece_shrinks_the_search(game, piece):
     position = game.parse_position(BUSY_CENTRE)
     nodes = {}
@@ -348,6 +349,39 @@ def test_quiescence_recaptures_take_only_on_the_last_square_from_the_third_ply(g
     taken, _ = quiescence(recaptures, 2)
     assert taken > black_stands + 500
     assert taken == quiescence(0, 3)[0]
+
+
+def test_the_quiescence_table_answers_a_node_it_searched_with_its_own_value(game):
+    """With Quiescence Table on, a quiescence node stores what it found (depth 0) and a second
+    visit in the same window returns it, RX and RE included, in one node; a searched node's
+    entry is never replaced by a quiescence one."""
+    position = game.parse_position(
+        "r3k2r/pp3ppp/2n1bn2/2bpp3/2B1P3/2NP1N2/PPP2PPP/R1BQK2R w KQkq - 0 8")
+    buffers = SearchBuffers(16)
+
+    def visit(selectivity):
+        buffers.start(selectivity=selectivity)
+        state = root_state(position)
+        value = SK.quiescence(state, buffers.undo, buffers.moves, buffers.order, buffers.ex,
+                              buffers.ctx, buffers.tt, buffers.stop, 1, -3000, 3000)
+        ctx = buffers.ctx
+        return (int(value), int(ctx[SK.C_RX]), int(ctx[SK.C_RE]), int(ctx[SK.C_RX2])), \
+            int(ctx[SK.C_NODES])
+
+    buffers.clear()
+    exact, nodes = visit(0)
+    assert nodes > 1 and not buffers.tt.any()
+    first, first_nodes = visit(SK.SELECT_QTABLE)
+    assert first == exact and first_nodes <= nodes  # a capture order can transpose
+    again, again_nodes = visit(SK.SELECT_QTABLE)
+    assert again == exact and again_nodes == 1
+    key = int(root_state(position)[S_KEY])
+    slot = (key & int(buffers.ctx[SK.C_TT_MASK])) * SK.TT_WORDS
+    other_key = key ^ (1 << 50)  # another position in the same slot
+    searched = SK.pack_entry(0, 3, 0, -1, -1)
+    buffers.tt[slot:slot + SK.TT_WORDS] = [other_key ^ searched, searched, 0, 0]
+    assert visit(SK.SELECT_QTABLE)[0] == exact
+    assert buffers.tt[slot + 1] == searched
 
 
 def test_a_move_blocked_on_every_open_square_is_not_searched(game):
