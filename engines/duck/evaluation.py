@@ -10,7 +10,8 @@ ctx[C_EVAL_TERMS]) so that self-play matches can measure each one (`mallard benc
 TERM_MOBILITY (squares the knights, bishops, rooks and queens reach), TERM_KING_EXPOSURE (empty
 squares on the eight lines out of each king: with no check rule, every open line to the king is
 a capture threat the single duck may be unable to block), TERM_PAWNS (doubled, isolated and
-passed pawns).
+passed pawns), TERM_ENDGAME_KING (in the endgame, the king's steps from the centre: its
+placement table is a middle-game one, corners good, which an endgame king should leave).
 
 The weights are one block of literals below, fitted to game results by `mallard tune duck`
 (tournaments/tuning.py), which rewrites the block. The evaluation is linear in them:
@@ -37,8 +38,8 @@ from engines.duck.board import (
     STEPS,
 )
 
-TERM_MOBILITY, TERM_KING_EXPOSURE, TERM_PAWNS = 1, 2, 4
-ALL_TERMS = TERM_MOBILITY | TERM_KING_EXPOSURE | TERM_PAWNS
+TERM_MOBILITY, TERM_KING_EXPOSURE, TERM_PAWNS, TERM_ENDGAME_KING = 1, 2, 4, 8
+ALL_TERMS = TERM_MOBILITY | TERM_KING_EXPOSURE | TERM_PAWNS | TERM_ENDGAME_KING
 
 # <weights> centipawns; `mallard tune duck --write FILE` rewrites this block (tournaments/tuning.py)
 MATERIAL = (100, 300, 320, 480, 900)  # pawn, knight, bishop, rook, queen
@@ -60,6 +61,7 @@ MOBILITY = (3, 3, 3, 3)  # per square reached: knight, bishop, rook, queen
 KING_EXPOSURE = 4  # penalty per empty square on the eight lines out of the king
 DOUBLED, ISOLATED = 12, 10  # penalties per pawn
 PASSED = (0, 5, 10, 20, 35, 55, 80, 0)  # passed pawn bonus by rank from its owner's side
+ENDGAME_KING = 0  # penalty per king step from the centre, per endgame step (`endgame_steps`)
 # </weights>
 
 # The weights as one vector, and the features the evaluation counts, in the same order:
@@ -73,15 +75,18 @@ F_EXPOSURE = F_MOBILITY + 4
 F_DOUBLED = F_EXPOSURE + 1
 F_ISOLATED = F_DOUBLED + 1
 F_PASSED = F_ISOLATED + 1       # 8: by rank
-N_FEATURES = F_PASSED + 8
+F_ENDGAME_KING = F_PASSED + 8
+N_FEATURES = F_ENDGAME_KING + 1
 WEIGHT_GROUPS = {"material": range(F_MATERIAL, F_PLACEMENT),
                  "placement": range(F_PLACEMENT, F_MOBILITY),
                  "mobility": range(F_MOBILITY, F_EXPOSURE),
                  "king": range(F_EXPOSURE, F_DOUBLED),
-                 "pawns": range(F_DOUBLED, N_FEATURES)}
+                 "pawns": range(F_DOUBLED, F_ENDGAME_KING),
+                 "endgame": range(F_ENDGAME_KING, N_FEATURES)}
 TERM_FEATURES = {TERM_MOBILITY: WEIGHT_GROUPS["mobility"],
                  TERM_KING_EXPOSURE: WEIGHT_GROUPS["king"],
-                 TERM_PAWNS: WEIGHT_GROUPS["pawns"]}
+                 TERM_PAWNS: WEIGHT_GROUPS["pawns"],
+                 TERM_ENDGAME_KING: WEIGHT_GROUPS["endgame"]}
 
 
 def weight_vector() -> np.ndarray:
@@ -90,7 +95,7 @@ def weight_vector() -> np.ndarray:
     for ranks in PLACEMENT:
         for files in ranks:
             vector.extend(files)
-    vector += [*MOBILITY, KING_EXPOSURE, DOUBLED, ISOLATED, *PASSED]
+    vector += [*MOBILITY, KING_EXPOSURE, DOUBLED, ISOLATED, *PASSED, ENDGAME_KING]
     return np.array(vector, dtype=np.int64)
 
 
@@ -119,8 +124,10 @@ def weights_source(vector) -> str:
               "lines out of the king",
               f"DOUBLED, ISOLATED = {values[F_DOUBLED]}, {values[F_ISOLATED]}  # penalties per "
               "pawn",
-              f"PASSED = {row(values[F_PASSED:])}  # passed pawn bonus by rank from its owner's "
-              "side",
+              f"PASSED = {row(values[F_PASSED:F_ENDGAME_KING])}  # passed pawn bonus by rank from "
+              "its owner's side",
+              f"ENDGAME_KING = {values[F_ENDGAME_KING]}  # penalty per king step from the centre, "
+              "per endgame step (`endgame_steps`)",
               WEIGHTS_END]
     return "\n".join(lines) + "\n"
 
@@ -130,6 +137,10 @@ WEIGHTS_BEGIN = ("# <weights> centipawns; `mallard tune duck --write FILE` rewri
 WEIGHTS_END = "# </weights>"
 
 PIECE_VALUES = np.array([0, *MATERIAL, 0, 0], dtype=np.int64)  # by kind; the search's too
+# TERM_ENDGAME_KING: the pieces besides pawns and kings weigh PHASE_WEIGHT each (both sides; 62
+# at the start); below ENDGAME_FROM, every ENDGAME_STEP less is one endgame step (at most 5)
+PHASE_WEIGHT = np.array([0, 0, 3, 3, 5, 9, 0, 0], dtype=np.int64)
+ENDGAME_FROM, ENDGAME_STEP = 40, 8
 
 
 def _tables() -> np.ndarray:
@@ -282,21 +293,49 @@ def _pawns(state):
 
 
 @njit(cache=True, nogil=True)
+def endgame_steps(phase_weight):
+    """How far into the endgame a position is whose pieces besides pawns and kings weigh
+    `phase_weight` (PHASE_WEIGHT each): 0 (ENDGAME_FROM or more) to 5 (none left)."""
+    return max(0, ENDGAME_FROM - phase_weight + ENDGAME_STEP - 1) // ENDGAME_STEP
+
+
+@njit(cache=True, nogil=True)
+def centre_steps(square):
+    """King steps (rank plus file) from the square to the nearest of the four centre squares:
+    0 to 6; 0 for a captured king (-1)."""
+    if square < 0:
+        return 0
+    rank, file = square >> 4, square & 7
+    return max(3 - rank, rank - 4) + max(3 - file, file - 4)
+
+
+@njit(cache=True, nogil=True)
+def _endgame_king(state, phase_weight):
+    """Black's king's centre steps minus White's, times the endgame steps."""
+    return (centre_steps(state[S_KING + 1]) - centre_steps(state[S_KING])) * \
+        endgame_steps(phase_weight)
+
+
+@njit(cache=True, nogil=True)
 def evaluate(state, terms):
     """Centipawns for the side to move: material and placement, plus the terms in the mask."""
     score = 0
+    phase_weight = 0
     for rank in range(8):
         for file in range(8):
             sq = rank * 16 + file
             piece = state[sq]
             if piece != 0:
                 score += PIECE_SQUARE[piece * 128 + sq]
+                phase_weight += PHASE_WEIGHT[piece & 7]
     if terms & TERM_MOBILITY:
         score += _mobility(state, MOBILITY_BY_KIND)
     if terms & TERM_KING_EXPOSURE:
         score += KING_EXPOSURE * (_open_lines(state, 1) - _open_lines(state, 0))
     if terms & TERM_PAWNS:
         score += _pawns(state)
+    if terms & TERM_ENDGAME_KING:
+        score += ENDGAME_KING * _endgame_king(state, phase_weight)
     return score if state[S_SIDE] == 0 else -score
 
 
@@ -305,12 +344,14 @@ def features(state, out):
     """Writes the N_FEATURES counts of the weight vector's order into out, for White (see
     F_MATERIAL): the tuner's view of evaluate."""
     out[:] = 0
+    phase_weight = 0
     for rank in range(8):
         for file in range(8):
             piece = state[rank * 16 + file]
             if piece == 0:
                 continue
             kind = piece & 7
+            phase_weight += PHASE_WEIGHT[kind]
             sign = 1 if piece < BLACK_BIT else -1
             own_rank = rank if sign == 1 else 7 - rank
             if kind != KING:
@@ -325,3 +366,4 @@ def features(state, out):
     out[F_ISOLATED] = b_isolated - w_isolated
     for rank in range(8):
         out[F_PASSED + rank] = ((w_passed >> (4 * rank)) & NIBBLE) - ((b_passed >> (4 * rank)) & NIBBLE)
+    out[F_ENDGAME_KING] = _endgame_king(state, phase_weight)

@@ -20,7 +20,7 @@ from engines.duck.rules import DuckGame
 from engines.duck.searcher import DuckSearcher
 from engines.workpool import LocalPool, WorkPool
 
-TERM_NAMES = {"mobility": 1, "king": 2, "pawns": 4}
+TERM_NAMES = {"mobility": 1, "king": 2, "pawns": 4, "endgame": 8}
 
 
 def parse_terms(text: str) -> int:

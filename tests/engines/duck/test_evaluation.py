@@ -10,6 +10,7 @@ from engines.duck import evaluation
 from engines.duck.evaluation import (
     ALL_TERMS,
     N_FEATURES,
+    TERM_ENDGAME_KING,
     TERM_FEATURES,
     TERM_KING_EXPOSURE,
     TERM_MOBILITY,
@@ -38,7 +39,8 @@ def _random_positions(count: int, seed: int) -> list:
     return positions[:count]
 
 
-@pytest.mark.parametrize("terms", [0, TERM_MOBILITY, TERM_KING_EXPOSURE, TERM_PAWNS, ALL_TERMS])
+@pytest.mark.parametrize("terms", [0, TERM_MOBILITY, TERM_KING_EXPOSURE, TERM_PAWNS,
+                                   TERM_ENDGAME_KING, ALL_TERMS])
 def test_features_dotted_with_the_weights_are_the_evaluation(terms):
     weights = weight_vector()
     for column_term, columns in TERM_FEATURES.items():
@@ -70,6 +72,28 @@ def test_the_features_count_what_they_say():
     assert row[evaluation.F_EXPOSURE] == black_open - white_open
 
 
+def test_the_endgame_king_counts_steps_from_the_centre_as_the_pieces_go():
+    """Centre steps: rank plus file steps to the nearest of d4, e4, d5, e5. Endgame steps: 0
+    with 40 or more of knights, bishops (3), rooks (5) and queens (9), then one more for each 8
+    less, 5 with none."""
+    row = np.zeros(N_FEATURES, dtype=np.int64)
+    game = DuckGame()
+
+    def counted(fen):
+        features(game.parse_position(fen).state.copy(), row)
+        return int(row[evaluation.F_ENDGAME_KING])
+
+    assert counted("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1") == 0
+    # White's king a1 is 6 steps out, Black's h2 5 (2 ranks, 3 files); nothing but pawns: 5
+    assert counted("8/8/8/8/8/P7/P6k/K7 w - - 0 1") == (5 - 6) * 5
+    # a rook and a queen (14): 40 - 14 = 26, ceil(26 / 8) = 4 endgame steps; kings e4 and a8
+    assert counted("k7/8/8/8/4K3/8/8/RQ6 w - - 0 1") == (6 - 0) * 4
+    # 39 of pieces is already a step in
+    assert counted("k7/8/8/8/4K3/8/8/QQQqN3 b - - 0 1") == 6 * 1
+    assert [evaluation.centre_steps(sq) for sq in (0x33, 0x44, 0x00, 0x77, 0x07, 0x23)] == \
+        [0, 0, 6, 6, 6, 1]
+
+
 def test_the_source_block_is_what_weights_source_writes():
     source = open(evaluation.__file__).read()
     assert weights_source(weight_vector()) in source
@@ -77,10 +101,11 @@ def test_the_source_block_is_what_weights_source_writes():
     exec(weights_source(weight_vector()), names)
     assert names["MATERIAL"] == evaluation.MATERIAL and names["PASSED"] == evaluation.PASSED
     assert names["PLACEMENT"] == evaluation.PLACEMENT
+    assert names["ENDGAME_KING"] == evaluation.ENDGAME_KING
 
 
 def test_weights_source_refuses_a_vector_of_another_length():
-    with pytest.raises(ValueError, match="212"):
+    with pytest.raises(ValueError, match=str(N_FEATURES)):
         weights_source([0] * 5)
 
 
