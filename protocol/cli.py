@@ -561,7 +561,7 @@ def _add_duck_match_bench(benchmarks) -> None:
     dm = benchmarks.add_parser("duck-match", help="self-play match between two evaluations",
                                 description="In-process self-play between two evaluations.")
     dm.add_argument("--a", default="all", type=evaluation_terms,
-                    help="terms of engine A: mobility,king,pawns | all | none")
+                    help="terms of engine A: mobility,king,pawns,endgame | all | none")
     dm.add_argument("--b", default="none", type=evaluation_terms, help="terms of engine B")
     dm.add_argument("--pairs", type=positive_int, default=100,
                     help="openings, each played twice")
@@ -686,7 +686,7 @@ def _add_tune(commands) -> None:
                            "best on the held-out games is kept")
     tune.add_argument("--fixed", type=weight_groups, default="none", metavar="GROUP,...",
                       help="weight groups the fit leaves as they are: material, placement, "
-                           "mobility, king, pawns")
+                           "mobility, king, pawns, endgame")
     tune.add_argument("--validation", type=fraction, default=0.1,
                       help="share of the games held out to choose the ridge")
     tune.add_argument("--skip-plies", type=non_negative_int, default=8,

@@ -16,11 +16,13 @@ from dataclasses import dataclass
 from typing import Optional
 
 from engines.base import Limits
+from engines.duck.evaluation import TERM_ENDGAME_KING, TERM_KING_EXPOSURE, TERM_MOBILITY, TERM_PAWNS
 from engines.duck.rules import DuckGame
 from engines.duck.searcher import DuckSearcher
 from engines.workpool import LocalPool, WorkPool
 
-TERM_NAMES = {"mobility": 1, "king": 2, "pawns": 4, "endgame": 8}
+TERM_NAMES = {"mobility": TERM_MOBILITY, "king": TERM_KING_EXPOSURE, "pawns": TERM_PAWNS,
+              "endgame": TERM_ENDGAME_KING}
 
 
 def parse_terms(text: str) -> int:

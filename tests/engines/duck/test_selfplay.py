@@ -4,6 +4,7 @@ import math
 
 import pytest
 
+from engines.duck.evaluation import ALL_TERMS, TERM_ENDGAME_KING
 from engines.duck.searcher import DuckSearcher
 from engines.duck.selfplay import MatchResult, match, parse_terms, play_game
 
@@ -11,7 +12,8 @@ from engines.duck.selfplay import MatchResult, match, parse_terms, play_game
 def test_parse_terms():
     assert parse_terms("none") == 0 and parse_terms("") == 0
     assert parse_terms("mobility,pawns") == 5
-    assert parse_terms("all") == 7
+    assert parse_terms("all") == ALL_TERMS == 15
+    assert parse_terms("endgame") == TERM_ENDGAME_KING
     with pytest.raises(ValueError, match="unknown evaluation term 'speed'"):
         parse_terms("speed")
 
