@@ -293,9 +293,14 @@ def _pawns(state):
 
 
 @njit(cache=True, nogil=True)
-def endgame_steps(phase_weight):
-    """How far into the endgame a position is whose pieces besides pawns and kings weigh
-    `phase_weight` (PHASE_WEIGHT each): 0 (ENDGAME_FROM or more) to 5 (none left)."""
+def endgame_steps(state):
+    """How far into the endgame the position is: 0 while its pieces besides pawns and kings
+    weigh ENDGAME_FROM or more (PHASE_WEIGHT each), to 5 with none left. Its own pass over the
+    board: only TERM_ENDGAME_KING asks, and the material pass stays as lean without it."""
+    phase_weight = 0
+    for rank in range(8):
+        for file in range(8):
+            phase_weight += PHASE_WEIGHT[state[rank * 16 + file] & 7]
     return max(0, ENDGAME_FROM - phase_weight + ENDGAME_STEP - 1) // ENDGAME_STEP
 
 
@@ -310,24 +315,21 @@ def centre_steps(square):
 
 
 @njit(cache=True, nogil=True)
-def _endgame_king(state, phase_weight):
+def _endgame_king(state):
     """Black's king's centre steps minus White's, times the endgame steps."""
-    return (centre_steps(state[S_KING + 1]) - centre_steps(state[S_KING])) * \
-        endgame_steps(phase_weight)
+    return (centre_steps(state[S_KING + 1]) - centre_steps(state[S_KING])) * endgame_steps(state)
 
 
 @njit(cache=True, nogil=True)
 def evaluate(state, terms):
     """Centipawns for the side to move: material and placement, plus the terms in the mask."""
     score = 0
-    phase_weight = 0
     for rank in range(8):
         for file in range(8):
             sq = rank * 16 + file
             piece = state[sq]
             if piece != 0:
                 score += PIECE_SQUARE[piece * 128 + sq]
-                phase_weight += PHASE_WEIGHT[piece & 7]
     if terms & TERM_MOBILITY:
         score += _mobility(state, MOBILITY_BY_KIND)
     if terms & TERM_KING_EXPOSURE:
@@ -335,7 +337,7 @@ def evaluate(state, terms):
     if terms & TERM_PAWNS:
         score += _pawns(state)
     if terms & TERM_ENDGAME_KING:
-        score += ENDGAME_KING * _endgame_king(state, phase_weight)
+        score += ENDGAME_KING * _endgame_king(state)
     return score if state[S_SIDE] == 0 else -score
 
 
@@ -344,14 +346,12 @@ def features(state, out):
     """Writes the N_FEATURES counts of the weight vector's order into out, for White (see
     F_MATERIAL): the tuner's view of evaluate."""
     out[:] = 0
-    phase_weight = 0
     for rank in range(8):
         for file in range(8):
             piece = state[rank * 16 + file]
             if piece == 0:
                 continue
             kind = piece & 7
-            phase_weight += PHASE_WEIGHT[kind]
             sign = 1 if piece < BLACK_BIT else -1
             own_rank = rank if sign == 1 else 7 - rank
             if kind != KING:
@@ -366,4 +366,4 @@ def features(state, out):
     out[F_ISOLATED] = b_isolated - w_isolated
     for rank in range(8):
         out[F_PASSED + rank] = ((w_passed >> (4 * rank)) & NIBBLE) - ((b_passed >> (4 * rank)) & NIBBLE)
-    out[F_ENDGAME_KING] = _endgame_king(state, phase_weight)
+    out[F_ENDGAME_KING] = _endgame_king(state)

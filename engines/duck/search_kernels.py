@@ -488,6 +488,24 @@ def _store(tt, ctx, key, ply, depth, move, score, re, rx, rx2, alpha, beta):
 
 
 @njit(cache=True, nogil=True)
+def _table_answer(tt, ctx, key, slot, ply, depth, alpha, beta):
+    """What the table holds for the node `key` of `depth` (0: quiescence) in (alpha, beta):
+    (answered, move, score, rx, re, rx2); answered when the entry is deep enough (its own depth,
+    or any deeper one unless ctx[C_TT_SAME_DEPTH]) and both its score and RE are resolved for
+    the window. The move (0: none) orders the node's moves either way."""
+    data, stored_score, stored_re = _read_entry(tt, slot, key)
+    if data < 0:
+        return False, 0, 0, -1, 0, -1
+    move, stored_depth, flags, rx, rx2 = unpack_entry(data)
+    if stored_depth == depth or (stored_depth > depth and not ctx[C_TT_SAME_DEPTH]):
+        score = score_from_table(stored_score, ply, MATE_BOUND)
+        re = score_from_table(stored_re, ply, MATE_BOUND)
+        if _resolved(score, flags & 3, alpha, beta) and _resolved(re, flags >> 2, alpha, beta):
+            return True, move, score, rx, re, rx2
+    return False, move, 0, -1, 0, -1
+
+
+@njit(cache=True, nogil=True)
 def _absorb_child(state, ex, lb, ctx, value, move, common, common_move, lowest):
     """Fold a searched child (its value and the exception terms it left in ctx) into the node:
     returns the new (common score, common move, lowest score). A node whose lowest score was
@@ -575,14 +593,10 @@ def quiescence(state, undo, moves, order, ex, ctx, tt, stop, ply, alpha, beta):
     slot = (key & ctx[C_TT_MASK]) * TT_WORDS
     tt_move = 0
     if use_table:
-        data, stored_score, stored_re = _read_entry(tt, slot, key)
-        if data >= 0:
-            tt_move, _, flags, rx, rx2 = unpack_entry(data)
-            score = score_from_table(stored_score, ply, MATE_BOUND)
-            re = score_from_table(stored_re, ply, MATE_BOUND)
-            if _resolved(score, flags & 3, alpha, beta) and \
-                    _resolved(re, flags >> 2, alpha, beta):
-                return _returns(ctx, score, rx, re, rx2)
+        answered, tt_move, score, rx, re, rx2 = _table_answer(tt, ctx, key, slot, ply, 0,
+                                                              alpha, beta)
+        if answered:
+            return _returns(ctx, score, rx, re, rx2)
     end = generate_piece_moves(state, moves, base, -1, True)
     end = _score_moves(state, moves, order, base, end, tt_move, ctx, ply, True)
     lb = ply * EX_STRIDE
@@ -628,7 +642,7 @@ def quiescence(state, undo, moves, order, ex, ctx, tt, stop, ply, alpha, beta):
         if lowest >= beta:
             break
     score, best = _finish(ex, lb, common, common_move, ctx)
-    if use_table and (tt[slot + 1] >> 20) & 0xFF == 0:  # never over a searched node's entry
+    if use_table and unpack_entry(tt[slot + 1])[1] == 0:  # never over a searched node's entry
         _store(tt, ctx, key, ply, 0, best, score, ctx[C_RE], ctx[C_RX], ctx[C_RX2], alpha, beta)
     return score
 
@@ -670,16 +684,10 @@ def search(state, undo, moves, order, ex, ctx, tt, busy, stop, ply, depth, alpha
 
     key = state[S_KEY]
     slot = (key & ctx[C_TT_MASK]) * TT_WORDS
-    tt_move = 0
-    data, stored_score, stored_re = _read_entry(tt, slot, key)
-    if data >= 0:
-        tt_move, stored_depth, flags, rx, rx2 = unpack_entry(data)
-        if stored_depth == depth or (stored_depth > depth and not ctx[C_TT_SAME_DEPTH]):
-            score = score_from_table(stored_score, ply, MATE_BOUND)
-            re = score_from_table(stored_re, ply, MATE_BOUND)
-            if _resolved(score, flags & 3, alpha, beta) and \
-                    _resolved(re, flags >> 2, alpha, beta):
-                return _returns(ctx, score, rx, re, rx2)
+    answered, tt_move, score, rx, re, rx2 = _table_answer(tt, ctx, key, slot, ply, depth, alpha,
+                                                          beta)
+    if answered:
+        return _returns(ctx, score, rx, re, rx2)
 
     if (ctx[C_SELECTIVITY] & SELECT_IIR) != 0 and tt_move == 0 and depth >= IIR_MIN_DEPTH:
         depth -= 1
