@@ -26,11 +26,13 @@ Selectivity (ctx[C_SELECTIVITY], each piece a bit, SELECT_*): late-move reductio
 pruning near the leaves, internal iterative reductions (a node the table knows no move for searched
 a ply shallower), and in quiescence delta and losing-capture pruning, from its third ply on
 captures only on the square of the last move (or of a king), and the table (depth 0 entries,
-which never replace a searched node's). What they skip stays fail-hard: a
-pruned move counts as worth at most alpha on the squares it is not blocked on (never as no move
-there, which would read as a fowling win), a null-move or reverse-futility cut as beta on every
-square; quiescence may leave out any capture, its standing pat being the floor. The null move and
-the futilities work in null windows only, they and the quiescence pieces away from mate scores.
+which never replace a searched node's); at principal-variation nodes, the full-window search of
+a move that beat alpha while the common score stood higher, made shallower. What they skip stays
+fail-hard: a pruned move counts as worth at most alpha on the squares it is not blocked on (never
+as no move there, which would read as a fowling win), a null-move or reverse-futility cut as beta
+on every square; quiescence may leave out any capture, its standing pat being the floor. The null
+move and the futilities work in null windows only, they, the quiescence pieces and the shallower
+patches away from mate scores.
 With every bit off the search is exact: it equals the full (piece move, duck square) enumeration
 (`enumeration`).
 
@@ -118,6 +120,7 @@ SELECT_LATE = 64         # near the leaves, quiet moves after the first `late_mo
 SELECT_IIR = 128         # a node the table knows no move for searched a ply shallower
 SELECT_RECAPTURES = 256  # deep in quiescence, only captures on the last move's square (and kings)
 SELECT_QTABLE = 512      # quiescence nodes read and write the table (depth 0 entries)
+SELECT_PV_PATCHES = 1024  # at PV nodes, later moves' full-window searches shallower (patches)
 LMR_FIRST = 3            # the moves searched before any is reduced
 NULL_MIN_DEPTH = 3
 NULL_MIN_MOVES = 16      # fewer piece moves: passing may be what the side cannot do (fowling)
@@ -129,6 +132,7 @@ DELTA_MARGIN = 200       # centipawns beyond the piece taken
 RECAPTURES_FROM = 3      # quiescence plies before `SELECT_RECAPTURES` narrows the captures
 LATE_MAX_DEPTH = 3
 IIR_MIN_DEPTH = 4
+PV_PATCH_REDUCTION = 2   # plies off the full-window search of a patch (`SELECT_PV_PATCHES`)
 KNIGHT_JUMPS = np.array([14, 18, 31, 33, -14, -18, -31, -33], dtype=np.int64)
 KILLER_KEY = 1 << 35     # ordering keys from here up: the table's move, captures, killers
 
@@ -707,6 +711,8 @@ def search(state, undo, moves, order, ex, ctx, tt, busy, stop, ply, depth, alpha
     # selectivity (see SELECT_*): only in null windows, away from mate scores
     selective = ctx[C_SELECTIVITY] if beta - alpha == 1 and abs(beta) < MATE_BOUND else 0
     lmr = (ctx[C_SELECTIVITY] & SELECT_LMR) != 0 and depth >= 3
+    pv_patches = (ctx[C_SELECTIVITY] & SELECT_PV_PATCHES) != 0 and beta - alpha > 1 and \
+        depth - 1 > PV_PATCH_REDUCTION and abs(alpha) < MATE_BOUND and abs(beta) < MATE_BOUND
     static = 0
     if ((selective & SELECT_NULL) != 0 and depth >= NULL_MIN_DEPTH) or \
             ((selective & SELECT_FUTILITY) != 0 and depth <= FUTILITY_MAX_DEPTH) or \
@@ -771,18 +777,26 @@ def search(state, undo, moves, order, ex, ctx, tt, busy, stop, ply, depth, alpha
         # PVS: after the first move a null window, searched again in full when it fails high;
         # a reduced move that fails high is searched again at full depth first (not the pass).
         # (One recursive call site, for a fast first compile: see engines/__init__.py.)
+        # With SELECT_PV_PATCHES, at a PV node a move that fails high in its null window while
+        # the common score stands above that bound (most often a patch, for the squares where
+        # the duck blocks the move that holds the common score) gets its full-window search
+        # PV_PATCH_REDUCTION plies shallower, and keeps that value.
         low = -beta if i <= base else -alpha_eff - 1
+        patch = False
         while True:
             value = search(state, undo, moves, order, ex, ctx, tt, busy, stop, ply + 1,
                            depth - 1 - reduction, low, -alpha_eff)
             if -value <= alpha_eff or ctx[C_ABORTED] or i < base:
                 break
-            if reduction > 0:
+            if reduction > 0 and not patch:
                 reduction = 0
             elif low == -beta:
                 break
             else:
                 low = -beta
+                if pv_patches and -value <= common:
+                    patch = True
+                    reduction = PV_PATCH_REDUCTION
         if busy_slot >= 0 and busy[busy_slot] == state[S_KEY] ^ ctx[C_THREAD_TAG]:
             busy[busy_slot] = 0
         if i < base:

@@ -283,14 +283,22 @@ def test_losing_capture_pruning_knows_who_takes_back_as_pyffish_does(game):
     assert seen[True] >= 10 and seen[False] >= 50, seen
 
 
-@pytest.mark.parametrize("piece", ["losing", "reverse", "late", "recaptures", "qtable"])
-def test_a_pruning_piece_shrinks_the_search(game, piece):
-    position = game.parse_position(BUSY_CENTRE)
+# a middle game with captures everywhere, some of them defended by pawns and knights
+BUSY_CENTRE = "r1bqkb1r/ppp2ppp/2n2n2/3pp3/3PP3/2N2N2/PPP2PPP/R1BQKB1R w KQkq - 0 5"
+
+
+@pytest.mark.parametrize("piece,fen,depth", [
+    *((piece, BUSY_CENTRE, 5) for piece in ("losing", "reverse", "late", "recaptures", "qtable")),
+    # principal-variation nodes deep enough to reduce a patch (depth 4 or more) with their
+    # windows away from mate scores: the quiet start, not the busy centre
+    ("pvpatches", None, 7)])
+def test_a_pruning_piece_shrinks_the_search(game, piece, fen, depth):
+    position = game.parse_position(fen) if fen else game.start_position()
     nodes = {}
     for on in (False, True):
         searcher = DuckSearcher(game, hash_mb=16)
         searcher.set_selective(piece, on)
-        nodes[on] = searcher.search(position, Limits(depth=5)).nodes
+        nodes[on] = searcher.search(position, Limits(depth=depth)).nodes
     assert nodes[True] < nodes[False]
 
 
@@ -403,7 +411,3 @@ def test_a_move_blocked_on_every_open_square_is_not_searched(game):
     assert matters("g1f3", common=40)  # every unlisted square is open
     SK._link(ex, 0, 0x24, 20, 0)  # e3 open too: f2f3 is free there
     assert matters("f2f3") and matters("g1f3")
-
-
-# a middle game with captures everywhere, some of them defended by pawns and knights
-BUSY_CENTRE = "r1bqkb1r/ppp2ppp/2n2n2/3pp3/3PP3/2N2N2/PPP2PPP/R1BQKB1R w KQkq - 0 5"
