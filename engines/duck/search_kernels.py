@@ -457,6 +457,12 @@ def unpack_entry(data):
 
 
 @njit(cache=True, nogil=True)
+def _slot(ctx, key):
+    """Where the entry of the position `key` starts in the table."""
+    return (key & ctx[C_TT_MASK]) * TT_WORDS
+
+
+@njit(cache=True, nogil=True)
 def _read_entry(tt, slot, key):
     """(data, score, re) of the entry at `slot` when it holds `key` whole; data -1 when not.
     Threads write entries without locks: the key word is stored XOR the other three, so an entry
@@ -470,8 +476,7 @@ def _read_entry(tt, slot, key):
 @njit(cache=True, nogil=True)
 def probe(tt, ctx, key):
     """(move, rx, rx2) the table holds for the position `key`; (0, -1, -1) when none."""
-    slot = (key & ctx[C_TT_MASK]) * TT_WORDS
-    data, _, _ = _read_entry(tt, slot, key)
+    data, _, _ = _read_entry(tt, _slot(ctx, key), key)
     if data < 0:
         return 0, -1, -1
     move, _, _, rx, rx2 = unpack_entry(data)
@@ -480,7 +485,7 @@ def probe(tt, ctx, key):
 
 @njit(cache=True, nogil=True)
 def _store(tt, ctx, key, ply, depth, move, score, re, rx, rx2, alpha, beta):
-    slot = (key & ctx[C_TT_MASK]) * TT_WORDS
+    slot = _slot(ctx, key)
     flags = _bound(score, alpha, beta) | _bound(re, alpha, beta) << 2
     data = pack_entry(move, depth, flags, rx, rx2)
     stored_score = score_to_table(score, ply, MATE_BOUND)
@@ -492,12 +497,12 @@ def _store(tt, ctx, key, ply, depth, move, score, re, rx, rx2, alpha, beta):
 
 
 @njit(cache=True, nogil=True)
-def _table_answer(tt, ctx, key, slot, ply, depth, alpha, beta):
+def _table_answer(tt, ctx, key, ply, depth, alpha, beta):
     """What the table holds for the node `key` of `depth` (0: quiescence) in (alpha, beta):
     (answered, move, score, rx, re, rx2); answered when the entry is deep enough (its own depth,
     or any deeper one unless ctx[C_TT_SAME_DEPTH]) and both its score and RE are resolved for
     the window. The move (0: none) orders the node's moves either way."""
-    data, stored_score, stored_re = _read_entry(tt, slot, key)
+    data, stored_score, stored_re = _read_entry(tt, _slot(ctx, key), key)
     if data < 0:
         return False, 0, 0, -1, 0, -1
     move, stored_depth, flags, rx, rx2 = unpack_entry(data)
@@ -594,11 +599,9 @@ def quiescence(state, undo, moves, order, ex, ctx, tt, stop, ply, alpha, beta):
         return _returns(ctx, stand, -1, stand, -1)
     use_table = (ctx[C_SELECTIVITY] & SELECT_QTABLE) != 0
     key = state[S_KEY]
-    slot = (key & ctx[C_TT_MASK]) * TT_WORDS
     tt_move = 0
     if use_table:
-        answered, tt_move, score, rx, re, rx2 = _table_answer(tt, ctx, key, slot, ply, 0,
-                                                              alpha, beta)
+        answered, tt_move, score, rx, re, rx2 = _table_answer(tt, ctx, key, ply, 0, alpha, beta)
         if answered:
             return _returns(ctx, score, rx, re, rx2)
     end = generate_piece_moves(state, moves, base, -1, True)
@@ -646,7 +649,8 @@ def quiescence(state, undo, moves, order, ex, ctx, tt, stop, ply, alpha, beta):
         if lowest >= beta:
             break
     score, best = _finish(ex, lb, common, common_move, ctx)
-    if use_table and unpack_entry(tt[slot + 1])[1] == 0:  # never over a searched node's entry
+    # never over a searched node's entry (depth 1 or more)
+    if use_table and unpack_entry(tt[_slot(ctx, key) + 1])[1] == 0:
         _store(tt, ctx, key, ply, 0, best, score, ctx[C_RE], ctx[C_RX], ctx[C_RX2], alpha, beta)
     return score
 
@@ -687,9 +691,7 @@ def search(state, undo, moves, order, ex, ctx, tt, busy, stop, ply, depth, alpha
         return _returns(ctx, lost, -1, lost, -1)
 
     key = state[S_KEY]
-    slot = (key & ctx[C_TT_MASK]) * TT_WORDS
-    answered, tt_move, score, rx, re, rx2 = _table_answer(tt, ctx, key, slot, ply, depth, alpha,
-                                                          beta)
+    answered, tt_move, score, rx, re, rx2 = _table_answer(tt, ctx, key, ply, depth, alpha, beta)
     if answered:
         return _returns(ctx, score, rx, re, rx2)
 
