@@ -24,12 +24,13 @@ every change of a weight.
 import numpy as np
 from numba import njit
 
+from engines.duck.bitboards import knight_reach, lowest_index, pawn_files, reverse, slider_reach
+from engines.duck.bitboards import pawn_structure as bitboard_pawns
 from engines.duck.board import (
     BISHOP,
     BLACK_BIT,
     KING,
     KNIGHT,
-    KNIGHT_STEPS,
     PAWN,
     QUEEN,
     ROOK,
@@ -160,52 +161,56 @@ MOBILITY_BY_KIND = np.array([0, 0, *MOBILITY, 0, 0], dtype=np.int64)
 PASSED_BY_RANK = np.array(PASSED, dtype=np.int64)
 
 
-@njit(cache=True, nogil=True)
-def _reach(state, sq, step):
-    """Squares along a line from sq up to and including the first piece."""
-    count = 0
-    to = sq + step
-    while not (to & 0x88):
-        count += 1
-        if state[to] != 0:
-            break
-        to += step
-    return count
+def _piece_masks(test) -> np.ndarray:
+    """By piece code: all bits set where `test(colour, kind)` holds, else none (the scan below
+    sorts pieces into sets with these instead of branching on each one)."""
+    return np.array([-1 if code and test(code >> 3, code & 7) else 0 for code in range(16)],
+                    dtype=np.int64)
+
+
+IS_WHITE = _piece_masks(lambda colour, kind: colour == 0 and 0 < kind <= KING)
+IS_WHITE_PAWN = _piece_masks(lambda colour, kind: colour == 0 and kind == PAWN)
+IS_BLACK_PAWN = _piece_masks(lambda colour, kind: colour == 1 and kind == PAWN)
+IS_OFFICER = _piece_masks(lambda colour, kind: KNIGHT <= kind <= QUEEN)
 
 
 @njit(cache=True, nogil=True)
-def _piece_reach(state, sq, piece):
-    """Squares a knight, bishop, rook or queen on sq reaches (empty or holding a piece of
-    either colour for the sliders, empty or an enemy for the knight)."""
-    kind = piece & 7
-    reach = 0
-    if kind == KNIGHT:
-        for step in KNIGHT_STEPS:
-            to = sq + step
-            if not (to & 0x88) and (state[to] == 0 or (state[to] >> 3) != (piece >> 3)):
-                reach += 1
-    else:
-        first = 5 if kind == BISHOP else 1
-        last = 4 if kind == ROOK else 8
-        for code in range(first, last + 1):
-            reach += _reach(state, sq, STEPS[code])
-    return reach
-
-
-@njit(cache=True, nogil=True)
-def _mobility(state, weights):
-    """Sum over White's pieces minus Black's of weights[kind] * squares reached."""
+def _scan(state):
+    """One pass over the board: (material and placement for White, then the sets of
+    `bitboards`: occupied, occupied reversed, White's pieces, White's and Black's pawns, the
+    files holding them (a bit per file), and the knights, bishops, rooks and queens). The masks
+    by piece code sort each piece into its sets without a branch."""
     score = 0
+    occupied = white = white_pawns = black_pawns = officers = 0
+    bit = 1
     for rank in range(8):
         for file in range(8):
             sq = rank * 16 + file
             piece = state[sq]
-            kind = piece & 7
-            if piece == 0 or kind == PAWN or kind == KING:
-                continue
-            sign = 1 if piece < BLACK_BIT else -1
-            score += sign * weights[kind] * _piece_reach(state, sq, piece)
-    return score
+            if piece != 0:
+                score += PIECE_SQUARE[piece * 128 + sq]
+                occupied |= bit
+                white |= bit & IS_WHITE[piece]
+                white_pawns |= bit & IS_WHITE_PAWN[piece]
+                black_pawns |= bit & IS_BLACK_PAWN[piece]
+                officers |= bit & IS_OFFICER[piece]
+            bit <<= 1
+    return (score, occupied, reverse(occupied), white, white_pawns, black_pawns,
+            pawn_files(white_pawns), pawn_files(black_pawns), officers)
+
+
+@njit(cache=True, nogil=True)
+def _officer_reach(state, b, occupied, occupied_reversed, white):
+    """(kind, sign, squares reached) of the knight, bishop, rook or queen on bit b: empty or
+    holding a piece of either colour for the sliders, empty or an enemy for the knight."""
+    piece = state[(b >> 3) * 16 + (b & 7)]
+    kind = piece & 7
+    own = white if piece < BLACK_BIT else occupied & ~white
+    if kind == KNIGHT:
+        reach = knight_reach(b, own)
+    else:
+        reach = slider_reach(b, kind, occupied, occupied_reversed)
+    return kind, 1 if piece < BLACK_BIT else -1, reach
 
 
 @njit(cache=True, nogil=True)
@@ -223,68 +228,21 @@ def _open_lines(state, colour):
     return open_squares
 
 
-# pawn_structure's packed counts: four bits per file or per rank (a colour has at most 8 pawns)
-NIBBLE = 15
-NO_WHITE_PAWN = 0x99999999  # per file, the lowest White pawn's rank + 1; 9: none
-
-
 @njit(cache=True, nogil=True)
 def pawn_structure(state):
-    """White's doubled (extra pawns on a file), isolated and passed pawns, then Black's; the
-    passed ones counted by the rank from the owner's side, four bits per rank. A pawn is passed
-    when no enemy pawn stands ahead of it on its file or the two beside it.
+    """White's doubled (extra pawns on a file), isolated and passed pawns, then Black's, the
+    passed ones four bits per rank from the owner's side (`bitboards.pawn_structure`)."""
+    _, _, _, _, white_pawns, black_pawns, white_files, black_files, _ = _scan(state)
+    return bitboard_pawns(white_pawns, black_pawns, white_files, black_files)
 
-    Plain integers, no array: the evaluation calls this at every leaf."""
-    white_files = 0  # pawns per file, four bits each
-    black_files = 0
-    white_lowest = NO_WHITE_PAWN  # per file, the lowest White pawn's rank + 1 (9: none)
-    black_highest = 0  # per file, the highest Black pawn's rank + 1 (0: none)
-    for rank in range(8):  # upwards: a file's first White pawn is its lowest, its last Black one its highest
-        for file in range(8):
-            piece = state[rank * 16 + file]
-            if piece & 7 != PAWN:
-                continue
-            shift = 4 * file
-            if piece < BLACK_BIT:
-                white_files += 1 << shift
-                if (white_lowest >> shift) & NIBBLE == 9:
-                    white_lowest -= (8 - rank) << shift
-            else:
-                black_files += 1 << shift
-                black_highest += (rank + 1 - ((black_highest >> shift) & NIBBLE)) << shift
-    white_isolated = black_isolated = white_passed = black_passed = 0
-    for rank in range(8):
-        for file in range(8):
-            piece = state[rank * 16 + file]
-            if piece & 7 != PAWN:
-                continue
-            white = piece < BLACK_BIT
-            own = white_files if white else black_files
-            beside = ((own << 4) >> (4 * file)) & 0xF0F  # the files on either side (padded)
-            free = True
-            for f in range(max(file - 1, 0), min(file + 2, 8)):
-                if white:
-                    free = free and (black_highest >> (4 * f)) & NIBBLE <= rank + 1
-                else:
-                    free = free and (white_lowest >> (4 * f)) & NIBBLE >= rank + 1
-            isolated = 1 if beside == 0 else 0
-            passed = 1 if free else 0
-            if white:
-                white_isolated += isolated
-                white_passed += passed << (4 * rank)
-            else:
-                black_isolated += isolated
-                black_passed += passed << (4 * (7 - rank))
-    white_doubled = black_doubled = 0
-    for file in range(8):
-        white_doubled += max(0, ((white_files >> (4 * file)) & NIBBLE) - 1)
-        black_doubled += max(0, ((black_files >> (4 * file)) & NIBBLE) - 1)
-    return white_doubled, white_isolated, white_passed, black_doubled, black_isolated, black_passed
+
+NIBBLE = 15  # the passed pawns' counts: four bits per rank
 
 
 @njit(cache=True, nogil=True)
-def _pawns(state):
-    w_doubled, w_isolated, w_passed, b_doubled, b_isolated, b_passed = pawn_structure(state)
+def _pawns(white_pawns, black_pawns, white_files, black_files):
+    w_doubled, w_isolated, w_passed, b_doubled, b_isolated, b_passed = \
+        bitboard_pawns(white_pawns, black_pawns, white_files, black_files)
     score = DOUBLED * (b_doubled - w_doubled) + ISOLATED * (b_isolated - w_isolated)
     for rank in range(8):
         score += PASSED_BY_RANK[rank] * (((w_passed >> (4 * rank)) & NIBBLE)
@@ -323,19 +281,18 @@ def _endgame_king(state):
 @njit(cache=True, nogil=True)
 def evaluate(state, terms):
     """Centipawns for the side to move: material and placement, plus the terms in the mask."""
-    score = 0
-    for rank in range(8):
-        for file in range(8):
-            sq = rank * 16 + file
-            piece = state[sq]
-            if piece != 0:
-                score += PIECE_SQUARE[piece * 128 + sq]
+    score, occupied, occupied_reversed, white, white_pawns, black_pawns, white_files, \
+        black_files, officers = _scan(state)
     if terms & TERM_MOBILITY:
-        score += _mobility(state, MOBILITY_BY_KIND)
+        while officers != 0:
+            kind, sign, reach = _officer_reach(state, lowest_index(officers), occupied,
+                                               occupied_reversed, white)
+            officers &= officers - 1
+            score += sign * MOBILITY_BY_KIND[kind] * reach
     if terms & TERM_KING_EXPOSURE:
         score += KING_EXPOSURE * (_open_lines(state, 1) - _open_lines(state, 0))
     if terms & TERM_PAWNS:
-        score += _pawns(state)
+        score += _pawns(white_pawns, black_pawns, white_files, black_files)
     if terms & TERM_ENDGAME_KING:
         score += ENDGAME_KING * _endgame_king(state)
     return score if state[S_SIDE] == 0 else -score
@@ -346,6 +303,8 @@ def features(state, out):
     """Writes the N_FEATURES counts of the weight vector's order into out, for White (see
     F_MATERIAL): the tuner's view of evaluate."""
     out[:] = 0
+    _, occupied, occupied_reversed, white, white_pawns, black_pawns, white_files, black_files, \
+        officers = _scan(state)
     for rank in range(8):
         for file in range(8):
             piece = state[rank * 16 + file]
@@ -357,11 +316,14 @@ def features(state, out):
             if kind != KING:
                 out[F_MATERIAL + kind - PAWN] += sign
             out[F_PLACEMENT + (kind - PAWN) * 32 + own_rank * 4 + min(file, 7 - file)] += sign
-            if kind != PAWN and kind != KING:
-                out[F_MOBILITY + kind - KNIGHT] += sign * _piece_reach(state, rank * 16 + file,
-                                                                       piece)
+    while officers != 0:
+        kind, sign, reach = _officer_reach(state, lowest_index(officers), occupied,
+                                           occupied_reversed, white)
+        officers &= officers - 1
+        out[F_MOBILITY + kind - KNIGHT] += sign * reach
     out[F_EXPOSURE] = _open_lines(state, 1) - _open_lines(state, 0)
-    w_doubled, w_isolated, w_passed, b_doubled, b_isolated, b_passed = pawn_structure(state)
+    w_doubled, w_isolated, w_passed, b_doubled, b_isolated, b_passed = \
+        bitboard_pawns(white_pawns, black_pawns, white_files, black_files)
     out[F_DOUBLED] = b_doubled - w_doubled
     out[F_ISOLATED] = b_isolated - w_isolated
     for rank in range(8):

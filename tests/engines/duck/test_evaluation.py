@@ -147,6 +147,69 @@ def test_the_pawn_structure_is_what_its_definition_counts():
     assert checked > 100  # positions with doubled or isolated pawns among them
 
 
+def _mobility_by_definition(fen: str) -> list:
+    """The oracle, from the FEN text: per kind (knight .. queen), White's squares reached minus
+    Black's. A slider reaches along its lines up to and including the first piece; a knight its
+    targets not holding a piece of its own colour."""
+    board = {}
+    for row_index, row in enumerate(fen.split()[0].split("/")):
+        file = 0
+        for char in row:
+            if char.isdigit():
+                file += int(char)
+            else:
+                if char != "*":  # the duck: not a piece, the evaluation never reads it
+                    board[(file, 7 - row_index)] = char
+                file += 1
+    lines = {"b": [(1, 1), (1, -1), (-1, 1), (-1, -1)], "r": [(1, 0), (-1, 0), (0, 1), (0, -1)]}
+    lines["q"] = lines["b"] + lines["r"]
+    totals = [0, 0, 0, 0]
+    for (file, rank), char in board.items():
+        kind = char.lower()
+        if kind not in "nbrq":
+            continue
+        reach = 0
+        if kind == "n":
+            for df, dr in ((1, 2), (2, 1), (-1, 2), (-2, 1), (1, -2), (2, -1), (-1, -2), (-2, -1)):
+                target = board.get((file + df, rank + dr), "")
+                if 0 <= file + df < 8 and 0 <= rank + dr < 8 and \
+                        (not target or target.isupper() != char.isupper()):
+                    reach += 1
+        else:
+            for df, dr in lines[kind]:
+                f, r = file + df, rank + dr
+                while 0 <= f < 8 and 0 <= r < 8:
+                    reach += 1
+                    if (f, r) in board:
+                        break
+                    f, r = f + df, r + dr
+        totals["nbrq".index(kind)] += reach if char.isupper() else -reach
+    return totals
+
+
+def test_the_mobility_is_what_its_definition_counts():
+    row = np.zeros(N_FEATURES, dtype=np.int64)
+    positions = _random_positions(600, seed=11)
+    positions.append(DuckGame().parse_position("Q6Q/8/8/8/8/8/8/Q3k1KQ w - - 0 1"))  # corners
+    for position in positions:
+        features(position.state.copy(), row)
+        found = row[evaluation.F_MOBILITY:evaluation.F_MOBILITY + 4].tolist()
+        assert found == _mobility_by_definition(position.fen()), position.fen()
+
+
+def test_the_bitboard_primitives_against_brute_force():
+    from engines.duck import bitboards
+
+    rng = random.Random(5)
+    words = [1 << b for b in range(64)] + [rng.getrandbits(64) | 1 << rng.randrange(64)
+                                           for _ in range(500)]
+    for word in words:
+        signed = bitboards._signed(word)
+        assert bitboards.lowest_index(signed) == (word & -word).bit_length() - 1
+        assert bitboards.count(signed) == bin(word).count("1")
+        assert bitboards.reverse(signed) == bitboards._signed(int(f"{word:064b}"[::-1], 2))
+
+
 def test_the_search_cache_of_evaluations_answers_what_evaluate_does():
     """`static_value` (the search's cached evaluation) against `evaluate`: positions met twice
     and slots shared by other positions (a small cache full many times over), the terms in the

@@ -1,0 +1,184 @@
+"""Bitboards for the Duck Chess evaluation (numba): occupancy sets, slider and knight reach, pawn
+structure, each a handful of integer operations where a walk over the 0x88 board branched at
+every square.
+
+A set of squares is one int64, bit `rank * 8 + file` (a1 bit 0, h8 bit 63, which makes the word
+negative; every operation here is sign-safe: only left shifts, `x & -x`, masked right shifts).
+A reversed set holds square b at bit 63 - b, so that the first piece along a decreasing line is
+the lowest set bit too. The move generator keeps its 0x88 board; these sets are built from it
+by the evaluation's one pass over the squares (`evaluation.evaluate`) and live only there.
+
+Reach along a line (`slider_reach`): the squares from the piece up to and including the first
+piece of either colour, or to the edge. It is the steps (king distance) to the lowest set bit of
+(the line & occupancy) | the line's last square; a line that leaves the board at once uses the
+piece's own square, so it counts 0 without a branch.
+"""
+
+import numpy as np
+from numba import njit
+
+from engines.duck.board import BISHOP, ROOK
+
+
+def _signed(word: int) -> int:
+    """A 64-bit pattern as the int64 numba computes with (above 2**63 - 1 it would type as
+    uint64, and numba mixes uint64 with int64 into floats)."""
+    return word - (1 << 64) if word >= 1 << 63 else word
+
+
+FILE_A = 0x0101010101010101
+NOT_FILE_A = _signed(~FILE_A & (2 ** 64 - 1))
+NOT_FILE_H = _signed(~(FILE_A << 7) & (2 ** 64 - 1))
+DE_BRUIJN = 0x03F79D71B4CB0A89  # every 6-bit window of it differs: lowest bit -> index
+
+
+def _de_bruijn_index() -> np.ndarray:
+    index = np.zeros(64, dtype=np.int64)
+    for bit in range(64):
+        index[((DE_BRUIJN << bit) & (2 ** 64 - 1)) >> 58] = bit
+    return index
+
+
+LOWEST_INDEX = _de_bruijn_index()
+
+# the eight lines as (rank step, file step): rising ones walk to higher bits, falling ones lower
+# (a rook's two lines come first in each, a bishop's two last)
+RISING = ((0, 1), (1, 0), (1, -1), (1, 1))        # east, north, north-west, north-east
+FALLING = ((0, -1), (-1, 0), (-1, 1), (-1, -1))   # west, south, south-east, south-west
+
+
+def _line_tables():
+    """LINE[d * 64 + b] and LAST[d * 64 + b] for the rising lines (plain bits) then the falling
+    ones (reversed bits): the squares of the line out of b, and its last square (b itself when
+    the line is empty)."""
+    line = np.zeros(8 * 64, dtype=np.int64)
+    last = np.zeros(8 * 64, dtype=np.int64)
+    for d, (dr, df) in enumerate(RISING + FALLING):
+        reversed_bits = d >= 4
+        for b in range(64):
+            rank, file = divmod(b, 8)
+            squares, end = 0, b
+            rank, file = rank + dr, file + df
+            while 0 <= rank < 8 and 0 <= file < 8:
+                end = rank * 8 + file
+                squares |= 1 << (63 - end if reversed_bits else end)
+                rank, file = rank + dr, file + df
+            line[d * 64 + b] = _signed(squares)
+            last[d * 64 + b] = _signed(1 << (63 - end if reversed_bits else end))
+    return line, last
+
+
+LINE, LAST = _line_tables()
+KING_DISTANCE = np.array([max(abs(a // 8 - b // 8), abs(a % 8 - b % 8))
+                          for a in range(64) for b in range(64)], dtype=np.int64)
+KNIGHT_TARGETS = np.array([_signed(sum(1 << ((b // 8 + dr) * 8 + b % 8 + df)
+                                       for dr, df in ((1, 2), (2, 1), (-1, 2), (-2, 1), (1, -2),
+                                                      (2, -1), (-1, -2), (-2, -1))
+                                       if 0 <= b // 8 + dr < 8 and 0 <= b % 8 + df < 8))
+                           for b in range(64)], dtype=np.int64)
+FILES_OF_MASK = np.array([_signed(sum(FILE_A << f for f in range(8) if mask >> f & 1))
+                          for mask in range(256)], dtype=np.int64)
+
+
+@njit(cache=True, nogil=True)
+def lowest_index(bits):
+    """The index of the lowest set bit (bits != 0)."""
+    return LOWEST_INDEX[(((bits & -bits) * DE_BRUIJN) >> 58) & 63]
+
+
+@njit(cache=True, nogil=True)
+def count(bits):
+    """How many bits are set (sign-safe: the masks keep the top bit out of every shifted sum)."""
+    bits = bits - ((bits >> 1) & 0x5555555555555555)
+    bits = (bits & 0x3333333333333333) + ((bits >> 2) & 0x3333333333333333)
+    bits = (bits + (bits >> 4)) & 0x0F0F0F0F0F0F0F0F
+    return ((bits * 0x0101010101010101) >> 56) & 0xFF
+
+
+@njit(cache=True, nogil=True)
+def reverse(bits):
+    """The set with square b moved to bit 63 - b (swaps of ever larger blocks; every right
+    shift is masked below the sign bit)."""
+    bits = ((bits >> 1) & 0x5555555555555555) | ((bits & 0x5555555555555555) << 1)
+    bits = ((bits >> 2) & 0x3333333333333333) | ((bits & 0x3333333333333333) << 2)
+    bits = ((bits >> 4) & 0x0F0F0F0F0F0F0F0F) | ((bits & 0x0F0F0F0F0F0F0F0F) << 4)
+    bits = ((bits >> 8) & 0x00FF00FF00FF00FF) | ((bits & 0x00FF00FF00FF00FF) << 8)
+    bits = ((bits >> 16) & 0x0000FFFF0000FFFF) | ((bits & 0x0000FFFF0000FFFF) << 16)
+    return ((bits >> 32) & 0xFFFFFFFF) | (bits << 32)
+
+
+@njit(cache=True, nogil=True)
+def pawn_files(pawns):
+    """A bit per file that holds one of the pawns (which never stand on the last rank, so the
+    set is positive and plain right shifts fold it)."""
+    pawns |= pawns >> 32
+    pawns |= pawns >> 16
+    pawns |= pawns >> 8
+    return pawns & 0xFF
+
+
+@njit(cache=True, nogil=True)
+def slider_reach(b, kind, occupied, occupied_reversed):
+    """Squares a bishop, rook or queen on bit b reaches: along each of its lines, up to and
+    including the first piece of either colour."""
+    reach = 0
+    for d in range(2 if kind == BISHOP else 0, 2 if kind == ROOK else 4):
+        rising = d * 64 + b
+        first = lowest_index((LINE[rising] & occupied) | LAST[rising])
+        reach += KING_DISTANCE[b * 64 + first]
+        falling = (d + 4) * 64 + b
+        first = 63 - lowest_index((LINE[falling] & occupied_reversed) | LAST[falling])
+        reach += KING_DISTANCE[b * 64 + first]
+    return reach
+
+
+@njit(cache=True, nogil=True)
+def knight_reach(b, own):
+    """Squares a knight on bit b reaches that hold no piece of its own colour (`own`)."""
+    return count(KNIGHT_TARGETS[b] & ~own)
+
+
+@njit(cache=True, nogil=True)
+def _beside(bits):
+    """The set with each square's neighbours on the files either side added."""
+    return bits | ((bits << 1) & NOT_FILE_A) | ((bits >> 1) & NOT_FILE_H)
+
+
+@njit(cache=True, nogil=True)
+def _passed_by_rank(passed, white):
+    """Passed pawns counted by the rank from the owner's side, four bits per rank."""
+    packed = 0
+    while passed != 0:
+        b = lowest_index(passed)
+        passed &= passed - 1
+        packed += 1 << (4 * ((b >> 3) if white else 7 - (b >> 3)))
+    return packed
+
+
+@njit(cache=True, nogil=True)
+def pawn_structure(white_pawns, black_pawns, white_files, black_files):
+    """White's doubled (extra pawns on a file), isolated and passed pawns, then Black's; the
+    passed ones counted by the rank from the owner's side, four bits per rank. A pawn is passed
+    when no enemy pawn stands ahead of it on its file or the two beside it. `*_files`: a bit per
+    file that holds a pawn of that colour.
+
+    Pawns never stand on the first or last rank, so the spans below stay clear of the sign bit
+    where a right shift would smear it."""
+    below_black = black_pawns >> 8   # each Black pawn's file, the squares below it
+    below_black |= below_black >> 8
+    below_black |= below_black >> 16
+    below_black |= below_black >> 32
+    above_white = white_pawns << 8   # each White pawn's file, the squares above it
+    above_white |= above_white << 8
+    above_white |= above_white << 16
+    above_white |= above_white << 32
+    white_passed = white_pawns & ~_beside(below_black)
+    black_passed = black_pawns & ~_beside(above_white)
+    white_alone = white_files & ~((white_files << 1) | (white_files >> 1))
+    black_alone = black_files & ~((black_files << 1) | (black_files >> 1))
+    white_count = count(white_pawns)
+    black_count = count(black_pawns)
+    return (white_count - count(white_files), count(white_pawns & FILES_OF_MASK[white_alone]),
+            _passed_by_rank(white_passed, True),
+            black_count - count(black_files), count(black_pawns & FILES_OF_MASK[black_alone]),
+            _passed_by_rank(black_passed, False))
