@@ -17,6 +17,7 @@ Once a king is captured the position has no moves; a side with no move wins (see
 import numpy as np
 from numba import njit
 
+from engines.duck import bitboards
 from engines.duck.board import (
     BISHOP,
     BISHOP_DIRECTIONS,
@@ -138,12 +139,12 @@ def _emit_pawn(out, n, frm, to, kind, promote, duck):
 
 
 @njit(cache=True, nogil=True)
-def generate_piece_moves(state, out, start, duck, captures_only=False):
+def generate_piece_moves(state, out, start, duck):
     """Write the piece moves of the side to move into out[start:]; return the end index.
 
     `duck` is the square whose duck must be respected, or -1 for every move legal under some
-    duck square. No moves once either king has been captured. `captures_only` writes just the
-    moves that take a piece (en passant included), in the order they have among all moves.
+    duck square. No moves once either king has been captured (`generate_captures` writes just
+    the captures, in the order they have here).
     """
     n = start
     if state[S_KING] < 0 or state[S_KING + 1] < 0:
@@ -163,7 +164,7 @@ def generate_piece_moves(state, out, start, duck, captures_only=False):
             if kind == PAWN:
                 to = frm + forward
                 promote = (to >> 4) == last_rank
-                if state[to] == 0 and not captures_only:
+                if state[to] == 0:
                     n = _emit_pawn(out, n, frm, to, 0, promote, duck)
                     if rank == start_rank and state[to + forward] == 0:
                         n = _emit(out, n, frm | (to + forward) << MOVE_TO_SHIFT
@@ -183,10 +184,9 @@ def generate_piece_moves(state, out, start, duck, captures_only=False):
                     if to & 0x88:
                         continue
                     victim = state[to]
-                    takes = victim != 0 and (victim >> 3) != side
-                    if takes or (victim == 0 and not captures_only):
+                    if victim == 0 or (victim >> 3) != side:
                         n = _emit(out, n, frm | to << MOVE_TO_SHIFT, frm, to, duck)
-                if kind == KING and not captures_only:
+                if kind == KING:
                     n = _castling(state, out, n, frm, side, duck)
             else:
                 first = 0 if kind == ROOK else 4 if kind == BISHOP else 0
@@ -198,13 +198,99 @@ def generate_piece_moves(state, out, start, duck, captures_only=False):
                     while not (to & 0x88):
                         victim = state[to]
                         if victim == 0:
-                            if not captures_only:
-                                n = _emit(out, n, frm | to << MOVE_TO_SHIFT, frm, to, duck)
+                            n = _emit(out, n, frm | to << MOVE_TO_SHIFT, frm, to, duck)
                         else:
                             if (victim >> 3) != side:
                                 n = _emit(out, n, frm | to << MOVE_TO_SHIFT, frm, to, duck)
                             break
                         to += step
+    return n
+
+
+# generate_captures: the directions of STEPS (codes 1..8) as lines of `bitboards` (index, and
+# whether it falls), in the order generate_piece_moves walks them
+CODE_LINE = np.array([0, 0, 4, 1, 5, 2, 3, 6, 7], dtype=np.int64)
+PAWN_CAPTURES = np.array([[bitboards._signed(sum(1 << ((b // 8 + dr) * 8 + b % 8 + df)
+                                                 for df in (-1, 1) if 0 <= b % 8 + df < 8))
+                           if 0 <= b // 8 + dr < 8 else 0 for b in range(64)]
+                          for dr in (1, -1)], dtype=np.int64)
+KING_TARGETS = np.array([bitboards._signed(sum(1 << ((b // 8 + dr) * 8 + b % 8 + df)
+                                               for dr in (-1, 0, 1) for df in (-1, 0, 1)
+                                               if (dr or df) and 0 <= b // 8 + dr < 8
+                                               and 0 <= b % 8 + df < 8))
+                         for b in range(64)], dtype=np.int64)
+IS_PIECE = np.array([-1 if code & 7 and code & 7 <= KING else 0 for code in range(16)],
+                    dtype=np.int64)
+IS_WHITE = np.array([-1 if 0 < code <= KING else 0 for code in range(16)], dtype=np.int64)
+
+
+@njit(cache=True, nogil=True)
+def generate_captures(state, out, start):
+    """The moves of generate_piece_moves(state, out, start, -1) that take a piece (en passant
+    included), in the same order, found with bitboards: the quiescence search asks for these at
+    every node, and most pieces have none (one AND each), where the board walk followed every
+    line to its end."""
+    n = start
+    if state[S_KING] < 0 or state[S_KING + 1] < 0:
+        return n
+    occupied = white = 0
+    bit = 1
+    for rank in range(8):
+        for file in range(8):
+            piece = state[rank * 16 + file]
+            occupied |= bit & IS_PIECE[piece]
+            white |= bit & IS_WHITE[piece]
+            bit <<= 1
+    side = state[S_SIDE]
+    own = white if side == 0 else occupied & ~white
+    enemy = occupied & ~own
+    occupied_reversed = bitboards.reverse(occupied)
+    ep = state[S_EP]
+    ep_bit = 0 if ep < 0 else 1 << ((ep >> 4) * 8 + (ep & 7))
+    last_rank = 7 if side == 0 else 0
+    pieces = own
+    while pieces != 0:
+        b = bitboards.lowest_index(pieces)
+        pieces &= pieces - 1
+        frm = (b >> 3) * 16 + (b & 7)
+        kind = state[frm] & 7
+        if kind == PAWN:
+            targets = PAWN_CAPTURES[side, b] & (enemy | ep_bit)
+            while targets != 0:  # lowest first: the file to the left first, as the walk does
+                t = bitboards.lowest_index(targets)
+                targets &= targets - 1
+                to = (t >> 3) * 16 + (t & 7)
+                if to == ep and state[to] == 0:
+                    n = _emit_pawn(out, n, frm, to, KIND_EN_PASSANT, False, -1)
+                else:
+                    n = _emit_pawn(out, n, frm, to, 0, (to >> 4) == last_rank, -1)
+        elif kind == KNIGHT or kind == KING:
+            targets = bitboards.KNIGHT_TARGETS[b] if kind == KNIGHT else KING_TARGETS[b]
+            if targets & enemy == 0:
+                continue
+            steps = KNIGHT_STEPS if kind == KNIGHT else KING_STEPS
+            for step in steps:
+                to = frm + step
+                if not (to & 0x88) and state[to] != 0 and (state[to] >> 3) != side:
+                    out[n] = frm | to << MOVE_TO_SHIFT
+                    n += 1
+        else:
+            for index in range(4 if kind == BISHOP else 0, 4 if kind == ROOK else 8):
+                code = ROOK_DIRECTIONS[index] if index < 4 else BISHOP_DIRECTIONS[index - 4]
+                line = CODE_LINE[code]
+                if line < 4:
+                    blockers = bitboards.LINE[line * 64 + b] & occupied
+                    if blockers == 0:
+                        continue
+                    t = bitboards.lowest_index(blockers)
+                else:
+                    blockers = bitboards.LINE[line * 64 + b] & occupied_reversed
+                    if blockers == 0:
+                        continue
+                    t = 63 - bitboards.lowest_index(blockers)
+                if (enemy >> t) & 1:
+                    out[n] = frm | ((t >> 3) * 16 + (t & 7)) << MOVE_TO_SHIFT
+                    n += 1
     return n
 
 

@@ -68,6 +68,7 @@ from engines.duck.board import (
 )
 from engines.duck.evaluation import PIECE_VALUES, evaluate
 from engines.duck.kernels import (
+    generate_captures,
     generate_piece_moves,
     has_piece_move,
     is_blocked,
@@ -604,7 +605,7 @@ def quiescence(state, undo, moves, order, ex, ctx, tt, stop, ply, alpha, beta):
         answered, tt_move, score, rx, re, rx2 = _table_answer(tt, ctx, key, ply, 0, alpha, beta)
         if answered:
             return _returns(ctx, score, rx, re, rx2)
-    end = generate_piece_moves(state, moves, base, -1, True)
+    end = generate_captures(state, moves, base)
     end = _score_moves(state, moves, order, base, end, tt_move, ctx, ply, True)
     lb = ply * EX_STRIDE
     _open_list(ex, lb)
