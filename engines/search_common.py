@@ -70,7 +70,7 @@ def monotonic_ns(typingctx):
     return types.int64(), codegen
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def count_node(ctx, stop, poll_mask):
     """Count one node; every poll_mask + 1 nodes (poll_mask is 2^k - 1) set ctx[C_ABORTED] when
     the stop flag is up, the deadline has passed or the node limit (0: none) is reached."""
@@ -81,7 +81,7 @@ def count_node(ctx, stop, poll_mask):
             ctx[C_ABORTED] = 1
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def score_to_table(value, ply, mate_bound):
     if value > mate_bound:
         return value + ply
@@ -90,7 +90,7 @@ def score_to_table(value, ply, mate_bound):
     return value
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def score_from_table(value, ply, mate_bound):
     if value > mate_bound:
         return value - ply
@@ -99,7 +99,7 @@ def score_from_table(value, ply, mate_bound):
     return value
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def pick_best(moves, order, i, end):
     """Selection step of move ordering: bring the best remaining move (highest `order`) to
     position i and return it."""

@@ -80,13 +80,13 @@ FILES_OF_MASK = np.array([_signed(sum(FILE_A << f for f in range(8) if mask >> f
                           for mask in range(256)], dtype=np.int64)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def lowest_index(bits):
     """The index of the lowest set bit (bits != 0)."""
     return LOWEST_INDEX[(((bits & -bits) * DE_BRUIJN) >> 58) & 63]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def count(bits):
     """How many bits are set (sign-safe: the masks keep the top bit out of every shifted sum)."""
     bits = bits - ((bits >> 1) & 0x5555555555555555)
@@ -95,7 +95,7 @@ def count(bits):
     return ((bits * 0x0101010101010101) >> 56) & 0xFF
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def reverse(bits):
     """The set with square b moved to bit 63 - b (swaps of ever larger blocks; every right
     shift is masked below the sign bit)."""
@@ -107,7 +107,7 @@ def reverse(bits):
     return ((bits >> 32) & 0xFFFFFFFF) | (bits << 32)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def pawn_files(pawns):
     """A bit per file that holds one of the pawns (which never stand on the last rank, so the
     set is positive and plain right shifts fold it)."""
@@ -117,7 +117,7 @@ def pawn_files(pawns):
     return pawns & 0xFF
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def slider_reach(b, kind, occupied, occupied_reversed):
     """Squares a bishop, rook or queen on bit b reaches: along each of its lines, up to and
     including the first piece of either colour."""
@@ -132,19 +132,19 @@ def slider_reach(b, kind, occupied, occupied_reversed):
     return reach
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def knight_reach(b, own):
     """Squares a knight on bit b reaches that hold no piece of its own colour (`own`)."""
     return count(KNIGHT_TARGETS[b] & ~own)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _beside(bits):
     """The set with each square's neighbours on the files either side added."""
     return bits | ((bits << 1) & NOT_FILE_A) | ((bits >> 1) & NOT_FILE_H)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _passed_by_rank(passed, white):
     """Passed pawns counted by the rank from the owner's side, four bits per rank."""
     packed = 0
@@ -155,7 +155,7 @@ def _passed_by_rank(passed, white):
     return packed
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def pawn_structure(white_pawns, black_pawns, white_files, black_files):
     """White's doubled (extra pawns on a file), isolated and passed pawns, then Black's; the
     passed ones counted by the rank from the owner's side, four bits per rank. A pawn is passed

@@ -174,7 +174,7 @@ IS_BLACK_PAWN = _piece_masks(lambda colour, kind: colour == 1 and kind == PAWN)
 IS_OFFICER = _piece_masks(lambda colour, kind: KNIGHT <= kind <= QUEEN)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _scan(state):
     """One pass over the board: (material and placement for White, then the sets of
     `bitboards`: occupied, occupied reversed, White's pieces, White's and Black's pawns, the
@@ -199,7 +199,7 @@ def _scan(state):
             pawn_files(white_pawns), pawn_files(black_pawns), officers)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _officer_reach(state, b, occupied, occupied_reversed, white):
     """(kind, sign, squares reached) of the knight, bishop, rook or queen on bit b: empty or
     holding a piece of either colour for the sliders, empty or an enemy for the knight."""
@@ -213,7 +213,7 @@ def _officer_reach(state, b, occupied, occupied_reversed, white):
     return kind, 1 if piece < BLACK_BIT else -1, reach
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _open_lines(state, colour):
     """Empty squares on the eight lines out of the colour's king (0 once it is captured)."""
     king = state[S_KING + colour]
@@ -228,7 +228,7 @@ def _open_lines(state, colour):
     return open_squares
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def pawn_structure(state):
     """White's doubled (extra pawns on a file), isolated and passed pawns, then Black's, the
     passed ones four bits per rank from the owner's side (`bitboards.pawn_structure`)."""
@@ -239,7 +239,7 @@ def pawn_structure(state):
 NIBBLE = 15  # the passed pawns' counts: four bits per rank
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _pawns(white_pawns, black_pawns, white_files, black_files):
     w_doubled, w_isolated, w_passed, b_doubled, b_isolated, b_passed = \
         bitboard_pawns(white_pawns, black_pawns, white_files, black_files)
@@ -250,7 +250,7 @@ def _pawns(white_pawns, black_pawns, white_files, black_files):
     return score
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def endgame_steps(state):
     """How far into the endgame the position is: 0 while its pieces besides pawns and kings
     weigh ENDGAME_FROM or more (PHASE_WEIGHT each), to 5 with none left. Its own pass over the
@@ -262,7 +262,7 @@ def endgame_steps(state):
     return max(0, ENDGAME_FROM - phase_weight + ENDGAME_STEP - 1) // ENDGAME_STEP
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def centre_steps(square):
     """King steps (rank plus file) from the square to the nearest of the four centre squares:
     0 to 6; 0 for a captured king (-1)."""
@@ -272,13 +272,13 @@ def centre_steps(square):
     return max(3 - rank, rank - 4) + max(3 - file, file - 4)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _endgame_king(state):
     """Black's king's centre steps minus White's, times the endgame steps."""
     return (centre_steps(state[S_KING + 1]) - centre_steps(state[S_KING])) * endgame_steps(state)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def evaluate(state, terms):
     """Centipawns for the side to move: material and placement, plus the terms in the mask."""
     score, occupied, occupied_reversed, white, white_pawns, black_pawns, white_files, \
@@ -298,7 +298,7 @@ def evaluate(state, terms):
     return score if state[S_SIDE] == 0 else -score
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def features(state, out):
     """Writes the N_FEATURES counts of the weight vector's order into out, for White (see
     F_MATERIAL): the tuner's view of evaluate."""

@@ -75,7 +75,7 @@ from engines.duck.board import (
 )
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def path_end(move):
     """The last square of a move's path: its target, or the rook's square for castling."""
     frm = move & 0x7F
@@ -85,7 +85,7 @@ def path_end(move):
     return to
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def ray_blocks(frm, end, k):
     """Whether the empty square k lies on the path from `frm` up to and including `end`."""
     a = k - frm + RAY_OFFSET
@@ -93,7 +93,7 @@ def ray_blocks(frm, end, k):
     return RAY_DIRECTION[a] == RAY_DIRECTION[b] and RAY_DISTANCE[a] <= RAY_DISTANCE[b]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def is_blocked(move, k):
     """Whether a duck on the empty square k makes the piece move illegal (two table look-ups)."""
     return ray_blocks(move & 0x7F, path_end(move), k)
@@ -120,7 +120,7 @@ def most_blocking_square(state, old_duck):
     return best
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _emit(out, n, move, frm, end, duck):
     if duck >= 0 and ray_blocks(frm, end, duck):
         return n
@@ -128,7 +128,7 @@ def _emit(out, n, move, frm, end, duck):
     return n + 1
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _emit_pawn(out, n, frm, to, kind, promote, duck):
     base = frm | to << MOVE_TO_SHIFT | kind << MOVE_KIND_SHIFT
     if promote:
@@ -138,7 +138,7 @@ def _emit_pawn(out, n, frm, to, kind, promote, duck):
     return _emit(out, n, base, frm, to, duck)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def generate_piece_moves(state, out, start, duck):
     """Write the piece moves of the side to move into out[start:]; return the end index.
 
@@ -224,7 +224,7 @@ IS_PIECE = np.array([-1 if code & 7 and code & 7 <= KING else 0 for code in rang
 IS_WHITE = np.array([-1 if 0 < code <= KING else 0 for code in range(16)], dtype=np.int64)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def generate_captures(state, out, start):
     """The moves of generate_piece_moves(state, out, start, -1) that take a piece (en passant
     included), in the same order, found with bitboards: the quiescence search asks for these at
@@ -294,7 +294,7 @@ def generate_captures(state, out, start):
     return n
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def has_piece_move(state, out, start):
     """Whether the side to move has a piece move under some duck square (out[start:] is scratch
     space). Most often the king has a step and nothing is generated."""
@@ -309,7 +309,7 @@ def has_piece_move(state, out, start):
     return generate_piece_moves(state, out, start, -1) > start
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _castling(state, out, n, frm, side, duck):
     rights = state[S_CASTLE]
     home = 4 if side == 0 else 0x74
@@ -328,12 +328,12 @@ def _castling(state, out, n, frm, side, duck):
     return n
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def is_capture(state, move):
     return state[(move >> MOVE_TO_SHIFT) & 0x7F] != 0 or (move >> MOVE_KIND_SHIFT) & 3 == KIND_EN_PASSANT
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def push_piece_move(state, undo, move):
     """Play the chess move of the side to move and lift the duck; record the undo row."""
     row = state[S_DEPTH] * UNDO_SIZE
@@ -410,7 +410,7 @@ def push_piece_move(state, undo, move):
     state[S_KEY] = key
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def push_pass(state, undo):
     """Hand the move to the opponent without a piece move (the search's null move; not a move
     of the game); `pop_pass` undoes it. Its undo row's move is 0, which no piece move is."""
@@ -430,7 +430,7 @@ def push_pass(state, undo):
     state[S_KEY] = key
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def pop_pass(state, undo):
     state[S_DEPTH] -= 1
     row = state[S_DEPTH] * UNDO_SIZE
@@ -440,7 +440,7 @@ def pop_pass(state, undo):
     state[S_KEY] = undo[row + U_KEY]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def last_move(state, undo):
     """The last move on the undo stack: 0 for a pass (`push_pass`), -1 when it is empty."""
     if state[S_DEPTH] == 0:
@@ -448,13 +448,13 @@ def last_move(state, undo):
     return undo[(state[S_DEPTH] - 1) * UNDO_SIZE + U_MOVE]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def passed_last(state, undo):
     """Whether the last thing on the undo stack is a pass (`push_pass`)."""
     return last_move(state, undo) == 0
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def drop_duck(state, square):
     """Put the lifted duck on an empty square (after `push_piece_move`)."""
     state[S_DUCK] = square
@@ -463,14 +463,14 @@ def drop_duck(state, square):
         state[S_EP] = -1
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def make_move(state, undo, move):
     """Play a full move (piece move and duck square)."""
     push_piece_move(state, undo, move)
     drop_duck(state, (move >> MOVE_DUCK_SHIFT) & 0x7F)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def pop_move(state, undo):
     """Undo the last `push_piece_move` / `make_move`, duck included."""
     state[S_DEPTH] -= 1
@@ -513,7 +513,7 @@ def pop_move(state, undo):
     state[S_FULLMOVE] = undo[row + U_FULLMOVE]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def compute_key(state):
     """The Zobrist key of everything but the duck, from scratch (S_KEY is kept incrementally)."""
     key = 0
@@ -530,14 +530,14 @@ def compute_key(state):
     return key
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def full_key(state):
     """The repetition key: the duck-free key combined with the duck's own term."""
     duck = state[S_DUCK]
     return state[S_KEY] ^ (Z_DUCK[duck] if duck >= 0 else 0)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def free_squares(state):
     """Squares the next duck may take before the piece move: empty and not the duck's own."""
     return 64 - state[S_PIECES] - (1 if state[S_DUCK] >= 0 else 0)
@@ -563,7 +563,7 @@ def generate_full_moves(state, undo, out):
     return n
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _bulk_leaves(state, moves, base):
     """Leaves one ply below: every piece move times the squares its duck may take."""
     end = generate_piece_moves(state, moves, base, state[S_DUCK])
@@ -639,7 +639,7 @@ def perft(state, undo, moves, ply, depth, bulk):
     return total
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def perft_divide(state, undo, moves, depth, bulk, out_moves, out_counts):
     """Per legal full move of the root, the perft count below it; returns the number of moves."""
     count = generate_full_moves(state, undo, out_moves)

@@ -180,12 +180,12 @@ def used_entries(tt) -> np.ndarray:
     return tt[:HASHFULL_SAMPLE * TT_WORDS:TT_WORDS] != 0
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _index64(sq):
     return (sq >> 4) * 8 + (sq & 7)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _returns(ctx, score, rx, re, rx2):
     ctx[C_RX] = rx
     ctx[C_RE] = re
@@ -193,7 +193,7 @@ def _returns(ctx, score, rx, re, rx2):
     return score
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _bound(value, alpha, beta):
     if value <= alpha:
         return UPPER
@@ -202,19 +202,19 @@ def _bound(value, alpha, beta):
     return EXACT
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _resolved(value, flag, alpha, beta):
     return flag == EXACT or (flag == LOWER and value >= beta) or (flag == UPPER and value <= alpha)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def late_move_count(depth):
     """Moves tried at a node of `depth` <= LATE_MAX_DEPTH before late move pruning skips the
     quiet ones (6, 12, 22: a duck position has 30-40 piece moves)."""
     return 4 + 2 * depth * depth
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _score_moves(state, moves, order, start, end, tt_move, ctx, ply, captures_only):
     """Ordering keys; returns the new end (captures_only drops quiet moves)."""
     side = state[S_SIDE]
@@ -254,12 +254,12 @@ def _score_moves(state, moves, order, start, end, tt_move, ctx, ply, captures_on
 # in the node's slice of `ex` (base lb = ply * EX_STRIDE): NEXT/PREV links (HEAD is the list's
 # anchor; next[sq] == -1 means sq is not in the list), SCORE and MOVE per square. Membership is
 # one look-up; every node empties its list before it returns, so next[] stays -1 elsewhere.
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _listed(ex, lb, sq):
     return ex[lb + EX_NEXT + sq] >= 0
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _link(ex, lb, sq, score, move):
     first = ex[lb + EX_NEXT + HEAD]
     ex[lb + EX_NEXT + sq] = first
@@ -270,7 +270,7 @@ def _link(ex, lb, sq, score, move):
     ex[lb + EX_MOVE + sq] = move
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _unlink(ex, lb, sq):
     after = ex[lb + EX_NEXT + sq]
     before = ex[lb + EX_PREV + sq]
@@ -279,13 +279,13 @@ def _unlink(ex, lb, sq):
     ex[lb + EX_NEXT + sq] = -1
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _open_list(ex, lb):
     ex[lb + EX_NEXT + HEAD] = HEAD
     ex[lb + EX_PREV + HEAD] = HEAD
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _close_list(ex, lb):
     sq = ex[lb + EX_NEXT + HEAD]
     while sq != HEAD:
@@ -295,7 +295,7 @@ def _close_list(ex, lb):
     _open_list(ex, lb)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def reset_lists(ex):
     """Empty every ply's list (after a search was aborted with lists still open)."""
     ex[:] = -1
@@ -303,7 +303,7 @@ def reset_lists(ex):
         _open_list(ex, ply * EX_STRIDE)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _merge(state, ex, lb, common, common_move, move, a, xs, b):
     """Fold one move into the node's per-square scores; returns the new common score and move.
 
@@ -369,7 +369,7 @@ def _merge(state, ex, lb, common, common_move, move, a, xs, b):
     return common, common_move
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _can_matter(ex, lb, common, beta, move):
     """Whether searching `move` can change what the node returns: with the common score at or
     above beta, only the listed squares below beta are open, and a move blocked on all of them
@@ -384,7 +384,7 @@ def _can_matter(ex, lb, common, beta, move):
     return False
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _lowest(ex, lb, common):
     lowest = common
     sq = ex[lb + EX_NEXT + HEAD]
@@ -395,7 +395,7 @@ def _lowest(ex, lb, common):
     return lowest
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _finish(ex, lb, common, common_move, ctx):
     """Set RX, RE, RX2 from the node's per-square scores, empty the list; returns (score, best
     move): the lowest score and the move that reaches it."""
@@ -429,7 +429,7 @@ def _finish(ex, lb, common, common_move, ctx):
     return result
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _child_terms(state, ctx, value):
     """(a, xs, b): the child's worth to this node on most squares, its exception square (only
     if that square is empty here) and its worth there."""
@@ -443,27 +443,27 @@ def _child_terms(state, ctx, value):
 # A table entry is TT_WORDS words: the key (stored XOR the other three, see `_read_entry`), the
 # data word (`pack_entry`), the score and RE (mate scores relative to the node). The data word's
 # fields are read and written here only.
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def pack_entry(move, depth, flags, rx, rx2):
     """The data word: move | depth << 20 | flags << 28 | (rx + 1) << 32 | (rx2 + 1) << 40
     (flags: the bound type of the score, then of RE << 2; rx, rx2 may be -1)."""
     return move | depth << 20 | flags << 28 | (rx + 1) << 32 | (rx2 + 1) << 40
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def unpack_entry(data):
     """(move, depth, flags, rx, rx2) of a data word."""
     return (data & 0xFFFFF, (data >> 20) & 0xFF, (data >> 28) & 0xF, ((data >> 32) & 0xFF) - 1,
             ((data >> 40) & 0xFF) - 1)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _slot(ctx, key):
     """Where the entry of the position `key` starts in the table."""
     return (key & ctx[C_TT_MASK]) * TT_WORDS
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _read_entry(tt, slot, key):
     """(data, score, re) of the entry at `slot` when it holds `key` whole; data -1 when not.
     Threads write entries without locks: the key word is stored XOR the other three, so an entry
@@ -474,7 +474,7 @@ def _read_entry(tt, slot, key):
     return data, score, re
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def probe(tt, ctx, key):
     """(move, rx, rx2) the table holds for the position `key`; (0, -1, -1) when none."""
     data, _, _ = _read_entry(tt, _slot(ctx, key), key)
@@ -484,7 +484,7 @@ def probe(tt, ctx, key):
     return move, rx, rx2
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _store(tt, ctx, key, ply, depth, move, score, re, rx, rx2, alpha, beta):
     slot = _slot(ctx, key)
     flags = _bound(score, alpha, beta) | _bound(re, alpha, beta) << 2
@@ -497,7 +497,7 @@ def _store(tt, ctx, key, ply, depth, move, score, re, rx, rx2, alpha, beta):
     tt[slot + 3] = stored_re
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _table_answer(tt, ctx, key, ply, depth, alpha, beta):
     """What the table holds for the node `key` of `depth` (0: quiescence) in (alpha, beta):
     (answered, move, score, rx, re, rx2); answered when the entry is deep enough (its own depth,
@@ -515,7 +515,7 @@ def _table_answer(tt, ctx, key, ply, depth, alpha, beta):
     return False, move, 0, -1, 0, -1
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _absorb_child(state, ex, lb, ctx, value, move, common, common_move, lowest):
     """Fold a searched child (its value and the exception terms it left in ctx) into the node:
     returns the new (common score, common move, lowest score). A node whose lowest score was
@@ -527,7 +527,7 @@ def _absorb_child(state, ex, lb, ctx, value, move, common, common_move, lowest):
     return common, common_move, lowest
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def static_value(state, ctx):
     """`evaluate` with the search's terms, through this thread's cache of recent evaluations
     (in its ctx, keyed by the position without the duck, which the evaluation never reads, and
@@ -544,7 +544,7 @@ def static_value(state, ctx):
     return value
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _terminal(state, ply):
     """Score of a node decided before any move: 0 if it is not decided."""
     if state[S_KING + state[S_SIDE]] < 0:
@@ -552,7 +552,7 @@ def _terminal(state, ply):
     return 0
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def loses_to_recapture(state, move):
     """Whether the capture `move` of the side to move loses material to a recapture by a pawn
     or a knight, the two the duck can never block: the capturing piece is worth more than what
@@ -580,7 +580,7 @@ def loses_to_recapture(state, move):
     return recapturer > 0 and PIECE_VALUES[kind] > PIECE_VALUES[victim] + recapturer
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def quiescence(state, undo, moves, order, ex, ctx, tt, stop, ply, alpha, beta):
     """Captures only, with standing pat; the same exception bookkeeping as `search`."""
     ctx[C_QNODES] += 1
@@ -656,7 +656,7 @@ def quiescence(state, undo, moves, order, ex, ctx, tt, stop, ply, alpha, beta):
     return score
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def leaf_value(state, moves, ctx, ply):
     """The depth-0 value without quiescence: lost king, no move at all (a win), or evaluation."""
     lost = _terminal(state, ply)
@@ -667,13 +667,13 @@ def leaf_value(state, moves, ctx, ply):
     return static_value(state, ctx)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _leaf(state, moves, ctx, ply):
     value = leaf_value(state, moves, ctx, ply)
     return _returns(ctx, value, -1, value, -1)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def search(state, undo, moves, order, ex, ctx, tt, busy, stop, ply, depth, alpha, beta):
     """Exception-search node; see the module docstring for what it returns."""
     if depth <= 0:
@@ -838,7 +838,7 @@ def search(state, undo, moves, order, ex, ctx, tt, busy, stop, ply, depth, alpha
     return score
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def search_root(state, undo, moves, order, ex, ctx, tt, busy, stop, depth, alpha, beta,
                 root_moves, root_values, root_ducks, count):
     """One iteration over the root's piece moves (legal under the real duck), in the given order.
