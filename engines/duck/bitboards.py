@@ -5,8 +5,9 @@ every square.
 A set of squares is one int64, bit `rank * 8 + file` (a1 bit 0, h8 bit 63, which makes the word
 negative; every operation here is sign-safe: only left shifts, `x & -x`, masked right shifts).
 A reversed set holds square b at bit 63 - b, so that the first piece along a decreasing line is
-the lowest set bit too. The move generator keeps its 0x88 board; these sets are built from it
-by the evaluation's one pass over the squares (`evaluation.evaluate`) and live only there.
+the lowest set bit too. The move generator keeps its 0x88 board; beside it the state keeps the
+occupied squares and White's (S_OCCUPIED, S_WHITE, updated by make/unmake), and the evaluation
+sorts the pieces into the other sets as it reads them.
 
 Reach along a line (`slider_reach`): the squares from the piece up to and including the first
 piece of either colour, or to the edge. It is the steps (king distance) to the lowest set bit of
@@ -17,13 +18,25 @@ piece's own square, so it counts 0 without a branch.
 import numpy as np
 from numba import njit
 
-from engines.duck.board import BISHOP, ROOK
+from engines.duck.board import BISHOP, BLACK_BIT, ROOK
 
 
 def _signed(word: int) -> int:
     """A 64-bit pattern as the int64 numba computes with (above 2**63 - 1 it would type as
     uint64, and numba mixes uint64 with int64 into floats)."""
     return word - (1 << 64) if word >= 1 << 63 else word
+
+
+def board_sets(state) -> tuple[int, int]:
+    """(S_OCCUPIED, S_WHITE) of a state, from its board (what make/unmake keep up to date)."""
+    occupied = white = 0
+    for b in range(64):
+        piece = int(state[(b >> 3) * 16 + (b & 7)])
+        if piece:
+            occupied |= 1 << b
+            if piece < BLACK_BIT:
+                white |= 1 << b
+    return _signed(occupied), _signed(white)
 
 
 FILE_A = 0x0101010101010101
@@ -78,6 +91,12 @@ KNIGHT_TARGETS = np.array([_signed(sum(1 << ((b // 8 + dr) * 8 + b % 8 + df)
                            for b in range(64)], dtype=np.int64)
 FILES_OF_MASK = np.array([_signed(sum(FILE_A << f for f in range(8) if mask >> f & 1))
                           for mask in range(256)], dtype=np.int64)
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def square_bit(sq):
+    """The set holding just the 0x88 square sq."""
+    return 1 << ((sq >> 4) * 8 + (sq & 7))
 
 
 @njit(cache=True, nogil=True, _nrt=False)

@@ -35,7 +35,9 @@ from engines.duck.board import (
     QUEEN,
     ROOK,
     S_KING,
+    S_OCCUPIED,
     S_SIDE,
+    S_WHITE,
     STEPS,
 )
 
@@ -168,7 +170,6 @@ def _piece_masks(test) -> np.ndarray:
                     dtype=np.int64)
 
 
-IS_WHITE = _piece_masks(lambda colour, kind: colour == 0 and 0 < kind <= KING)
 IS_WHITE_PAWN = _piece_masks(lambda colour, kind: colour == 0 and kind == PAWN)
 IS_BLACK_PAWN = _piece_masks(lambda colour, kind: colour == 1 and kind == PAWN)
 IS_OFFICER = _piece_masks(lambda colour, kind: KNIGHT <= kind <= QUEEN)
@@ -176,26 +177,25 @@ IS_OFFICER = _piece_masks(lambda colour, kind: KNIGHT <= kind <= QUEEN)
 
 @njit(cache=True, nogil=True, _nrt=False)
 def _scan(state):
-    """One pass over the board: (material and placement for White, then the sets of
-    `bitboards`: occupied, occupied reversed, White's pieces, White's and Black's pawns, the
-    files holding them (a bit per file), and the knights, bishops, rooks and queens). The masks
-    by piece code sort each piece into its sets without a branch."""
+    """One pass over the pieces (the state's S_OCCUPIED): (material and placement for White,
+    then the sets of `bitboards`: occupied, occupied reversed, White's pieces, White's and
+    Black's pawns, the files holding them (a bit per file), and the knights, bishops, rooks and
+    queens). The masks by piece code sort each piece into its sets without a branch."""
     score = 0
-    occupied = white = white_pawns = black_pawns = officers = 0
-    bit = 1
-    for rank in range(8):
-        for file in range(8):
-            sq = rank * 16 + file
-            piece = state[sq]
-            if piece != 0:
-                score += PIECE_SQUARE[piece * 128 + sq]
-                occupied |= bit
-                white |= bit & IS_WHITE[piece]
-                white_pawns |= bit & IS_WHITE_PAWN[piece]
-                black_pawns |= bit & IS_BLACK_PAWN[piece]
-                officers |= bit & IS_OFFICER[piece]
-            bit <<= 1
-    return (score, occupied, reverse(occupied), white, white_pawns, black_pawns,
+    occupied = state[S_OCCUPIED]
+    white_pawns = black_pawns = officers = 0
+    pieces = occupied
+    while pieces != 0:
+        b = lowest_index(pieces)
+        bit = pieces & -pieces
+        pieces ^= bit
+        sq = (b >> 3) * 16 + (b & 7)
+        piece = state[sq]
+        score += PIECE_SQUARE[piece * 128 + sq]
+        white_pawns |= bit & IS_WHITE_PAWN[piece]
+        black_pawns |= bit & IS_BLACK_PAWN[piece]
+        officers |= bit & IS_OFFICER[piece]
+    return (score, occupied, reverse(occupied), state[S_WHITE], white_pawns, black_pawns,
             pawn_files(white_pawns), pawn_files(black_pawns), officers)
 
 

@@ -55,8 +55,10 @@ from engines.duck.board import (
     S_HALFMOVE,
     S_KEY,
     S_KING,
+    S_OCCUPIED,
     S_PIECES,
     S_SIDE,
+    S_WHITE,
     STEPS,
     U_CAPTURED,
     U_CASTLE,
@@ -66,6 +68,8 @@ from engines.duck.board import (
     U_HALFMOVE,
     U_KEY,
     U_MOVE,
+    U_OCCUPIED,
+    U_WHITE,
     UNDO_SIZE,
     Z_CASTLE,
     Z_DUCK,
@@ -219,34 +223,25 @@ KING_TARGETS = np.array([bitboards._signed(sum(1 << ((b // 8 + dr) * 8 + b % 8 +
                                                if (dr or df) and 0 <= b // 8 + dr < 8
                                                and 0 <= b % 8 + df < 8))
                          for b in range(64)], dtype=np.int64)
-IS_PIECE = np.array([-1 if code & 7 and code & 7 <= KING else 0 for code in range(16)],
-                    dtype=np.int64)
-IS_WHITE = np.array([-1 if 0 < code <= KING else 0 for code in range(16)], dtype=np.int64)
 
 
 @njit(cache=True, nogil=True, _nrt=False)
 def generate_captures(state, out, start):
     """The moves of generate_piece_moves(state, out, start, -1) that take a piece (en passant
-    included), in the same order, found with bitboards: the quiescence search asks for these at
-    every node, and most pieces have none (one AND each), where the board walk followed every
-    line to its end."""
+    included), in the same order, found with the state's sets (S_OCCUPIED, S_WHITE): the
+    quiescence search asks for these at every node, and most pieces have none (one AND each),
+    where the board walk followed every line to its end."""
     n = start
     if state[S_KING] < 0 or state[S_KING + 1] < 0:
         return n
-    occupied = white = 0
-    bit = 1
-    for rank in range(8):
-        for file in range(8):
-            piece = state[rank * 16 + file]
-            occupied |= bit & IS_PIECE[piece]
-            white |= bit & IS_WHITE[piece]
-            bit <<= 1
+    occupied = state[S_OCCUPIED]
+    white = state[S_WHITE]
     side = state[S_SIDE]
     own = white if side == 0 else occupied & ~white
     enemy = occupied & ~own
     occupied_reversed = bitboards.reverse(occupied)
     ep = state[S_EP]
-    ep_bit = 0 if ep < 0 else 1 << ((ep >> 4) * 8 + (ep & 7))
+    ep_bit = 0 if ep < 0 else bitboards.square_bit(ep)
     last_rank = 7 if side == 0 else 0
     pieces = own
     while pieces != 0:
@@ -345,6 +340,10 @@ def push_piece_move(state, undo, move):
     undo[row + U_HALFMOVE] = state[S_HALFMOVE]
     undo[row + U_KEY] = state[S_KEY]
     undo[row + U_FULLMOVE] = state[S_FULLMOVE]
+    occupied = state[S_OCCUPIED]
+    white = state[S_WHITE]
+    undo[row + U_OCCUPIED] = occupied
+    undo[row + U_WHITE] = white
 
     side = state[S_SIDE]
     frm = move & 0x7F
@@ -367,6 +366,8 @@ def push_piece_move(state, undo, move):
         state[taken_on] = 0
         key ^= Z_PIECE[captured * 128 + taken_on]
         state[S_PIECES] -= 1
+        occupied &= ~bitboards.square_bit(taken_on)
+        white &= ~bitboards.square_bit(taken_on)
         if captured & 7 == KING:
             state[S_KING + 1 - side] = -1
 
@@ -374,6 +375,10 @@ def push_piece_move(state, undo, move):
     state[frm] = 0
     state[to] = landed
     key ^= Z_PIECE[piece * 128 + frm] ^ Z_PIECE[landed * 128 + to]
+    moved = bitboards.square_bit(frm) | bitboards.square_bit(to)
+    occupied = (occupied & ~moved) | bitboards.square_bit(to)
+    if side == 0:
+        white = (white & ~moved) | bitboards.square_bit(to)
     if piece & 7 == KING:
         state[S_KING + side] = to
         if kind == KIND_CASTLE:
@@ -383,6 +388,12 @@ def push_piece_move(state, undo, move):
             state[rook_from] = 0
             state[rook_to] = rook
             key ^= Z_PIECE[rook * 128 + rook_from] ^ Z_PIECE[rook * 128 + rook_to]
+            moved = bitboards.square_bit(rook_from) | bitboards.square_bit(rook_to)
+            occupied ^= moved
+            if side == 0:
+                white ^= moved
+    state[S_OCCUPIED] = occupied
+    state[S_WHITE] = white
 
     rights = state[S_CASTLE]
     kept = rights & CASTLE_KEEP[frm] & CASTLE_KEEP[to]
@@ -511,6 +522,8 @@ def pop_move(state, undo):
     state[S_HALFMOVE] = undo[row + U_HALFMOVE]
     state[S_KEY] = undo[row + U_KEY]
     state[S_FULLMOVE] = undo[row + U_FULLMOVE]
+    state[S_OCCUPIED] = undo[row + U_OCCUPIED]
+    state[S_WHITE] = undo[row + U_WHITE]
 
 
 @njit(cache=True, nogil=True, _nrt=False)

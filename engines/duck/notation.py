@@ -35,8 +35,10 @@ from engines.duck.board import (
     S_HALFMOVE,
     S_KEY,
     S_KING,
+    S_OCCUPIED,
     S_PIECES,
     S_SIDE,
+    S_WHITE,
     SQUARE_NAMES,
     STATE_SIZE,
     move_duck,
@@ -69,7 +71,8 @@ def _parse_counter(text: str, name: str) -> int:
 
 def parse_fen(text: str) -> np.ndarray:
     """The state array of a FEN; PositionError names the first problem found."""
-    from engines.duck.kernels import compute_key  # numba: rules load the kernels on first use
+    from engines.duck.bitboards import board_sets  # numba: rules load the kernels on first use
+    from engines.duck.kernels import compute_key
 
     if not isinstance(text, str) or not text.strip():
         raise PositionError("empty FEN")
@@ -94,6 +97,7 @@ def parse_fen(text: str) -> np.ndarray:
     state[S_KING] = kings[0][0] if kings[0] else -1
     state[S_KING + 1] = kings[1][0] if kings[1] else -1
     state[S_KEY] = compute_key(state)
+    state[S_OCCUPIED], state[S_WHITE] = board_sets(state)
     return state
 
 

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from engines.duck import kernels
+from engines.duck.bitboards import board_sets
 from engines.duck.board import (
     ALL_SQUARES,
     KIND_CASTLE,
@@ -17,14 +18,16 @@ from engines.duck.board import (
     S_DUCK,
     S_KEY,
     S_KING,
+    S_OCCUPIED,
     S_SIDE,
+    S_WHITE,
     UNDO_SIZE,
     Z_DUCK,
     move_from,
     move_kind,
     move_to,
 )
-from tests.engines.duck.conftest import random_positions
+from tests.engines.duck.conftest import PERFT_ROWS, random_positions
 
 
 def coordinates(sq):
@@ -143,7 +146,10 @@ def test_has_piece_move_agrees_with_generation(game, seed):
 
 @pytest.mark.parametrize("seed", range(3))
 def test_make_unmake_restores_and_keys_stay_incremental(game, seed):
-    for position in random_positions(game, 8, seed):
+    """The key, and the occupied and White sets, kept by make/unmake equal those computed
+    afresh from the board (castling, en passant, promotions and captures among the moves)."""
+    for position in random_positions(game, 8, seed) + [game.parse_position(fen) for fen, _ in
+                                                        PERFT_ROWS]:
         state = position.state.copy()
         state[S_DEPTH] = 0
         before = state.copy()
@@ -153,6 +159,7 @@ def test_make_unmake_restores_and_keys_stay_incremental(game, seed):
             kernels.make_move(state, undo, move)
             assert state[S_KEY] == kernels.compute_key(state)
             assert kernels.full_key(state) == state[S_KEY] ^ Z_DUCK[state[S_DUCK]]
+            assert (state[S_OCCUPIED], state[S_WHITE]) == board_sets(state)
             kernels.pop_move(state, undo)
             assert np.array_equal(state, before)
 
