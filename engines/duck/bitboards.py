@@ -1,6 +1,7 @@
-"""Bitboards for the Duck Chess evaluation (numba): occupancy sets, slider and knight reach, pawn
-structure, each a handful of integer operations where a walk over the 0x88 board branched at
-every square.
+"""Bitboards for the Duck Chess evaluation and capture generator (numba): occupancy sets, slider
+and knight reach, pawn structure, each a handful of integer operations where a walk over the
+0x88 board branched at every square. The lowest set bit's index is numba's own trailing-zeros
+intrinsic (one instruction; a de Bruijn multiply and table look-up was slower).
 
 A set of squares is one int64, bit `rank * 8 + file` (a1 bit 0, h8 bit 63, which makes the word
 negative; every operation here is sign-safe: only left shifts, `x & -x`, masked right shifts).
@@ -17,6 +18,7 @@ piece's own square, so it counts 0 without a branch.
 
 import numpy as np
 from numba import njit
+from numba.cpython.unsafe.numbers import trailing_zeros
 
 from engines.duck.board import BISHOP, BLACK_BIT, ROOK
 
@@ -42,17 +44,6 @@ def board_sets(state) -> tuple[int, int]:
 FILE_A = 0x0101010101010101
 NOT_FILE_A = _signed(~FILE_A & (2 ** 64 - 1))
 NOT_FILE_H = _signed(~(FILE_A << 7) & (2 ** 64 - 1))
-DE_BRUIJN = 0x03F79D71B4CB0A89  # every 6-bit window of it differs: lowest bit -> index
-
-
-def _de_bruijn_index() -> np.ndarray:
-    index = np.zeros(64, dtype=np.int64)
-    for bit in range(64):
-        index[((DE_BRUIJN << bit) & (2 ** 64 - 1)) >> 58] = bit
-    return index
-
-
-LOWEST_INDEX = _de_bruijn_index()
 
 # the eight lines as (rank step, file step): rising ones walk to higher bits, falling ones lower
 # (a rook's two lines come first in each, a bishop's two last)
@@ -82,8 +73,6 @@ def _line_tables():
 
 
 LINE, LAST = _line_tables()
-KING_DISTANCE = np.array([max(abs(a // 8 - b // 8), abs(a % 8 - b % 8))
-                          for a in range(64) for b in range(64)], dtype=np.int64)
 KNIGHT_TARGETS = np.array([_signed(sum(1 << ((b // 8 + dr) * 8 + b % 8 + df)
                                        for dr, df in ((1, 2), (2, 1), (-1, 2), (-2, 1), (1, -2),
                                                       (2, -1), (-1, -2), (-2, -1))
@@ -102,7 +91,7 @@ def square_bit(sq):
 @njit(cache=True, nogil=True, _nrt=False)
 def lowest_index(bits):
     """The index of the lowest set bit (bits != 0)."""
-    return LOWEST_INDEX[(((bits & -bits) * DE_BRUIJN) >> 58) & 63]
+    return trailing_zeros(bits)
 
 
 @njit(cache=True, nogil=True, _nrt=False)
@@ -137,6 +126,12 @@ def pawn_files(pawns):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
+def _steps(a, b):
+    """King steps between bits a and b (computed: a table of them crowded the cache)."""
+    return max(abs((a >> 3) - (b >> 3)), abs((a & 7) - (b & 7)))
+
+
+@njit(cache=True, nogil=True, _nrt=False)
 def slider_reach(b, kind, occupied, occupied_reversed):
     """Squares a bishop, rook or queen on bit b reaches: along each of its lines, up to and
     including the first piece of either colour."""
@@ -144,10 +139,10 @@ def slider_reach(b, kind, occupied, occupied_reversed):
     for d in range(2 if kind == BISHOP else 0, 2 if kind == ROOK else 4):
         rising = d * 64 + b
         first = lowest_index((LINE[rising] & occupied) | LAST[rising])
-        reach += KING_DISTANCE[b * 64 + first]
+        reach += _steps(b, first)
         falling = (d + 4) * 64 + b
         first = 63 - lowest_index((LINE[falling] & occupied_reversed) | LAST[falling])
-        reach += KING_DISTANCE[b * 64 + first]
+        reach += _steps(b, first)
     return reach
 
 
