@@ -23,11 +23,13 @@ kernels are typed without their constant arguments (`engines.compile_cache`), so
 compiled once per argument types (a version typed for a constant also crashed when a
 recursive kernel was loaded from the cache), and kernels are called with writable arrays only.
 
-The Duck Chess kernels that take no new arrays (its rules, evaluation and search, and the
-shared `search_common`) are compiled with `_nrt=False`: without numba's reference counting, a
-call no longer increments and decrements a count for each array it passes (atomic operations,
-16% of the duck search's time in a profile, for the nine arrays of every node). A kernel that
-makes an array (np.empty and the like) keeps the default; with `_nrt=False` it would not compile.
+The searches' kernels that make no arrays (Duck Chess's rules, evaluation and search, UTTT's
+rules, evaluation and search, and the shared `search_common`) are compiled with `_nrt=False`:
+without numba's reference counting, a call no longer increments and decrements a count for each
+array it passes (atomic operations, 16% of the duck search's time in a profile, for the nine
+arrays of every node). A kernel that makes an array (np.empty and the like) keeps the default;
+with `_nrt=False` it would not compile. (The Connect Four kernels and the UTTT prover keep it:
+the solver's bench did not change without it.)
 """
 
 import hashlib

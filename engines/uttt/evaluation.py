@@ -85,7 +85,7 @@ def _local_tables():
 CELL_SUM, LOCAL_ONES = _local_tables()
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _player_value(state, player):
     """The side-independent terms for `player` (0 = X, 1 = O)."""
     mine = state[S_WON_X + player]
@@ -139,7 +139,7 @@ def _player_value(state, player):
     return value
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def evaluate(state):
     """Score of a running game from the side to move (see the module docstring)."""
     side = state[S_SIDE]

@@ -40,7 +40,7 @@ from engines.uttt.board import (
 )
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def copy_state(child, state):
     """`child[:] = state` as a loop: numba's slice assignment checks the shapes with an error
     message whose string formatting alone costs seconds of the first (cold) compile."""
@@ -48,7 +48,7 @@ def copy_state(child, state):
         child[index] = state[index]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def compute_key(state):
     closed = state[S_WON_X] | state[S_WON_O] | state[S_DRAWN]
     key = np.int64(0)
@@ -70,12 +70,12 @@ def compute_key(state):
     return key
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def closed_boards(state):
     return state[S_WON_X] | state[S_WON_O] | state[S_DRAWN]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def generate_moves(state, moves):
     """Writes the legal moves into `moves` (81 slots); returns their number (0 when over)."""
     if state[S_RESULT] != RESULT_NONE:
@@ -100,7 +100,7 @@ def generate_moves(state, moves):
     return count
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def make_move(state, move):
     """Plays a legal move on `state` in place."""
     side = state[S_SIDE]
@@ -143,13 +143,13 @@ def make_move(state, move):
     state[S_LAST] = move
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def perft_kernel(stack, depth, moves):
     """Leaves of the move tree below stack[0] (one row per ply); a finished game is a leaf."""
     return _perft(stack, np.int64(0), depth, moves)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _perft(stack, ply, depth, moves):
     state = stack[ply]
     offset = ply * 81
@@ -168,7 +168,7 @@ def _perft(stack, ply, depth, moves):
 
 
 # --- critical boards ----------------------------------------------------------------------------
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def critical_boards(state, player):
     """Mask of the boards critical for `player` (0 = X, 1 = O)."""
     won = state[S_WON_X + player]
@@ -186,7 +186,7 @@ def critical_boards(state, player):
     return result
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def losing_cells(state, player):
     """The cell numbers the opponent of `player` must not play (they send `player` to a board
     critical for `player` or to a closed board); 0 when `player` has no critical board."""
@@ -196,7 +196,7 @@ def losing_cells(state, player):
     return critical | closed_boards(state)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def winning_move(state):
     """Does the side to move win the game at once? Returns a move that does, or -1."""
     side = state[S_SIDE]

@@ -109,7 +109,7 @@ DEFERRED_QUIET = -(1 << 62)
 DEFERRED_LOUD = DEFERRED_QUIET - 1
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def tt_find(tt, ctx, key):
     """The data word of the entry holding `key` whole, or -1 (data is never negative)."""
     bucket = (key & ctx[C_TT_MASK]) * BUCKET_WORDS
@@ -122,7 +122,7 @@ def tt_find(tt, ctx, key):
     return -1
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def tt_move(tt, ctx, key):
     """The stored best move of a position (by key), -1 when none."""
     data = tt_find(tt, ctx, key)
@@ -131,7 +131,7 @@ def tt_move(tt, ctx, key):
     return (data & 0xFF) - 1
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _tt_store(tt, ctx, key, ply, depth, move, score, flag):
     bucket = (key & ctx[C_TT_MASK]) * BUCKET_WORDS
     first = tt[bucket + 1]
@@ -154,7 +154,7 @@ def fresh_entries(tt, ctx) -> np.ndarray:
     return (keys != 0) & (((data >> 18) & 0x3F) == ctx[C_GEN])
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def score_moves(state, moves, order, start, end, best_move, ctx, ply):
     """Ordering keys of moves[start:end]: the table's move, then moves that win a local board,
     killers, history; moves that send the opponent where it wins the game at once come last,
@@ -197,7 +197,7 @@ def score_moves(state, moves, order, start, end, best_move, ctx, ply):
         order[i] = key
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _reward(ctx, side, move, ply, depth):
     """A quiet move caused a cut-off: killer of the ply, history of the side."""
     if ctx[C_KILLERS + 2 * ply] != move:
@@ -210,7 +210,7 @@ def _reward(ctx, side, move, ply, depth):
             ctx[k] >>= 1
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def age_history(ctx):
     """Between searches: halve the history, forget the killers."""
     for k in range(C_HISTORY, C_HISTORY + 2 * 81):
@@ -219,7 +219,7 @@ def age_history(ctx):
         ctx[k] = -1
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _set_pv(pv, ply, move):
     length = pv[ply + 1, 0]
     pv[ply, 1] = move
@@ -228,7 +228,7 @@ def _set_pv(pv, ply, move):
     pv[ply, 0] = length + 1
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def search(stack, moves, order, pv, ctx, tt, busy, stop, ply, depth, alpha, beta):
     """Negamax value of stack[ply] searched `depth` plies deep in the window (alpha, beta)."""
     pv[ply, 0] = 0
@@ -355,7 +355,7 @@ def search(stack, moves, order, pv, ctx, tt, busy, stop, ply, depth, alpha, beta
     return best
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def search_root(stack, moves, order, pv, ctx, tt, busy, stop, depth, alpha, beta, root_moves,
                 root_values, count):
     """One iteration over root_moves[:count] in their order (PVS, fail-soft): fills
