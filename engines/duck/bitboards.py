@@ -11,9 +11,10 @@ occupied squares and White's (S_OCCUPIED, S_WHITE, updated by make/unmake), and 
 sorts the pieces into the other sets as it reads them.
 
 Reach along a line (`slider_reach`): the squares from the piece up to and including the first
-piece of either colour, or to the edge. It is the steps (king distance) to the lowest set bit of
-(the line & occupancy) | the line's last square; a line that leaves the board at once uses the
-piece's own square, so it counts 0 without a branch.
+piece of either colour, or to the edge, both ways at once, looked up by the occupancy of the
+line's six inner squares (kindergarten bitboards: one multiply gathers them). The first piece
+along one direction (`generate_captures`) is the lowest set bit of (the direction's squares &
+occupancy), on the reversed set for a falling direction.
 """
 
 import numpy as np
@@ -78,6 +79,59 @@ KNIGHT_TARGETS = np.array([_signed(sum(1 << ((b // 8 + dr) * 8 + b % 8 + df)
                                                       (2, -1), (-1, -2), (-2, -1))
                                        if 0 <= b // 8 + dr < 8 and 0 <= b % 8 + df < 8))
                            for b in range(64)], dtype=np.int64)
+# Kindergarten bitboards for `slider_reach`: a line's six inner squares (files b-g; ranks 2-7
+# for a file) gathered by one multiply into the top six bits, in the order of their files (or
+# ranks). The squares at the ends of a line never change what it reaches, so they are left out.
+FILE_A_INNER = 0x0001010101010100          # a2 .. a7
+FILE_TO_TOP = sum(1 << (57 - 7 * rank) for rank in range(1, 7))  # a(r+1) -> bit 57 + r
+FILES_TO_TOP = 0x0202020202020202          # a square of file f (one per file) -> bit 57 + f
+
+
+def _reach_along(squares, at, blocked) -> int:
+    """Squares reached from index `at` of the line `squares` (in order) up to and including
+    the first blocked one, both ways."""
+    reach = 0
+    for way in (-1, 1):
+        index = at + way
+        while 0 <= index < len(squares):
+            reach += 1
+            if squares[index] in blocked:
+                break
+            index += way
+    return reach
+
+
+def _line_reach() -> np.ndarray:
+    """LINE_REACH[p * 64 + inner]: from position p of a line of eight, with position i (1-6)
+    occupied when bit i - 1 of inner is set."""
+    table = np.zeros(8 * 64, dtype=np.int8)
+    for at in range(8):
+        for inner in range(64):
+            blocked = {i for i in range(1, 7) if inner >> (i - 1) & 1}
+            table[at * 64 + inner] = _reach_along(list(range(8)), at, blocked)
+    return table
+
+
+def _diagonal_tables(file_step: int):
+    """(INNER[b], REACH[b * 64 + inner]) for the diagonal through b whose file grows by
+    `file_step` a rank: its squares on files b-g, and the reach by their occupancy (bit f - 1
+    for file f)."""
+    inner_sets = np.zeros(64, dtype=np.int64)
+    reach = np.zeros(64 * 64, dtype=np.int8)
+    for b in range(64):
+        rank, file = divmod(b, 8)
+        squares = [r * 8 + file + (r - rank) * file_step for r in range(8)
+                   if 0 <= file + (r - rank) * file_step < 8]
+        inner_sets[b] = sum(1 << sq for sq in squares if 1 <= sq % 8 <= 6)
+        for inner in range(64):
+            blocked = {sq for sq in squares if 1 <= sq % 8 <= 6 and inner >> (sq % 8 - 1) & 1}
+            reach[b * 64 + inner] = _reach_along(squares, squares.index(b), blocked)
+    return inner_sets, reach
+
+
+LINE_REACH = _line_reach()
+DIAGONAL_INNER, DIAGONAL_REACH = _diagonal_tables(1)
+ANTIDIAGONAL_INNER, ANTIDIAGONAL_REACH = _diagonal_tables(-1)
 FILES_OF_MASK = np.array([_signed(sum(FILE_A << f for f in range(8) if mask >> f & 1))
                           for mask in range(256)], dtype=np.int64)
 
@@ -126,23 +180,21 @@ def pawn_files(pawns):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def _steps(a, b):
-    """King steps between bits a and b (computed: a table of them crowded the cache)."""
-    return max(abs((a >> 3) - (b >> 3)), abs((a & 7) - (b & 7)))
-
-
-@njit(cache=True, nogil=True, _nrt=False)
-def slider_reach(b, kind, occupied, occupied_reversed):
+def slider_reach(b, kind, occupied):
     """Squares a bishop, rook or queen on bit b reaches: along each of its lines, up to and
-    including the first piece of either colour."""
+    including the first piece of either colour. Each line is one look-up (`LINE_REACH`,
+    `DIAGONAL_REACH`, `ANTIDIAGONAL_REACH`) by the occupancy of its six inner squares."""
     reach = 0
-    for d in range(2 if kind == BISHOP else 0, 2 if kind == ROOK else 4):
-        rising = d * 64 + b
-        first = lowest_index((LINE[rising] & occupied) | LAST[rising])
-        reach += _steps(b, first)
-        falling = (d + 4) * 64 + b
-        first = 63 - lowest_index((LINE[falling] & occupied_reversed) | LAST[falling])
-        reach += _steps(b, first)
+    if kind != BISHOP:
+        file = b & 7
+        reach += LINE_REACH[file * 64 + ((occupied >> (b - file + 1)) & 63)]
+        reach += LINE_REACH[(b >> 3) * 64 + (((((occupied >> file) & FILE_A_INNER)
+                                                * FILE_TO_TOP) >> 58) & 63)]
+    if kind != ROOK:
+        reach += DIAGONAL_REACH[b * 64 + ((((occupied & DIAGONAL_INNER[b]) * FILES_TO_TOP)
+                                           >> 58) & 63)]
+        reach += ANTIDIAGONAL_REACH[b * 64 + ((((occupied & ANTIDIAGONAL_INNER[b])
+                                                * FILES_TO_TOP) >> 58) & 63)]
     return reach
 
 

@@ -24,7 +24,7 @@ every change of a weight.
 import numpy as np
 from numba import njit
 
-from engines.duck.bitboards import knight_reach, lowest_index, pawn_files, reverse, slider_reach
+from engines.duck.bitboards import knight_reach, lowest_index, pawn_files, slider_reach
 from engines.duck.bitboards import pawn_structure as bitboard_pawns
 from engines.duck.board import (
     BISHOP,
@@ -178,9 +178,9 @@ IS_OFFICER = _piece_masks(lambda colour, kind: KNIGHT <= kind <= QUEEN)
 @njit(cache=True, nogil=True, _nrt=False)
 def _scan(state):
     """One pass over the pieces (the state's S_OCCUPIED): (material and placement for White,
-    then the sets of `bitboards`: occupied, occupied reversed, White's pieces, White's and
-    Black's pawns, the files holding them (a bit per file), and the knights, bishops, rooks and
-    queens). The masks by piece code sort each piece into its sets without a branch."""
+    then the sets of `bitboards`: occupied, White's pieces, White's and Black's pawns, the files
+    holding them (a bit per file), and the knights, bishops, rooks and queens). The masks by
+    piece code sort each piece into its sets without a branch."""
     score = 0
     occupied = state[S_OCCUPIED]
     white_pawns = black_pawns = officers = 0
@@ -195,12 +195,12 @@ def _scan(state):
         white_pawns |= bit & IS_WHITE_PAWN[piece]
         black_pawns |= bit & IS_BLACK_PAWN[piece]
         officers |= bit & IS_OFFICER[piece]
-    return (score, occupied, reverse(occupied), state[S_WHITE], white_pawns, black_pawns,
+    return (score, occupied, state[S_WHITE], white_pawns, black_pawns,
             pawn_files(white_pawns), pawn_files(black_pawns), officers)
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def _officer_reach(state, b, occupied, occupied_reversed, white):
+def _officer_reach(state, b, occupied, white):
     """(kind, sign, squares reached) of the knight, bishop, rook or queen on bit b: empty or
     holding a piece of either colour for the sliders, empty or an enemy for the knight."""
     piece = state[(b >> 3) * 16 + (b & 7)]
@@ -209,7 +209,7 @@ def _officer_reach(state, b, occupied, occupied_reversed, white):
     if kind == KNIGHT:
         reach = knight_reach(b, own)
     else:
-        reach = slider_reach(b, kind, occupied, occupied_reversed)
+        reach = slider_reach(b, kind, occupied)
     return kind, 1 if piece < BLACK_BIT else -1, reach
 
 
@@ -232,7 +232,7 @@ def _open_lines(state, colour):
 def pawn_structure(state):
     """White's doubled (extra pawns on a file), isolated and passed pawns, then Black's, the
     passed ones four bits per rank from the owner's side (`bitboards.pawn_structure`)."""
-    _, _, _, _, white_pawns, black_pawns, white_files, black_files, _ = _scan(state)
+    _, _, _, white_pawns, black_pawns, white_files, black_files, _ = _scan(state)
     return bitboard_pawns(white_pawns, black_pawns, white_files, black_files)
 
 
@@ -281,12 +281,11 @@ def _endgame_king(state):
 @njit(cache=True, nogil=True, _nrt=False)
 def evaluate(state, terms):
     """Centipawns for the side to move: material and placement, plus the terms in the mask."""
-    score, occupied, occupied_reversed, white, white_pawns, black_pawns, white_files, \
+    score, occupied, white, white_pawns, black_pawns, white_files, \
         black_files, officers = _scan(state)
     if terms & TERM_MOBILITY:
         while officers != 0:
-            kind, sign, reach = _officer_reach(state, lowest_index(officers), occupied,
-                                               occupied_reversed, white)
+            kind, sign, reach = _officer_reach(state, lowest_index(officers), occupied, white)
             officers &= officers - 1
             score += sign * MOBILITY_BY_KIND[kind] * reach
     if terms & TERM_KING_EXPOSURE:
@@ -303,7 +302,7 @@ def features(state, out):
     """Writes the N_FEATURES counts of the weight vector's order into out, for White (see
     F_MATERIAL): the tuner's view of evaluate."""
     out[:] = 0
-    _, occupied, occupied_reversed, white, white_pawns, black_pawns, white_files, black_files, \
+    _, occupied, white, white_pawns, black_pawns, white_files, black_files, \
         officers = _scan(state)
     for rank in range(8):
         for file in range(8):
@@ -317,8 +316,7 @@ def features(state, out):
                 out[F_MATERIAL + kind - PAWN] += sign
             out[F_PLACEMENT + (kind - PAWN) * 32 + own_rank * 4 + min(file, 7 - file)] += sign
     while officers != 0:
-        kind, sign, reach = _officer_reach(state, lowest_index(officers), occupied,
-                                           occupied_reversed, white)
+        kind, sign, reach = _officer_reach(state, lowest_index(officers), occupied, white)
         officers &= officers - 1
         out[F_MOBILITY + kind - KNIGHT] += sign * reach
     out[F_EXPOSURE] = _open_lines(state, 1) - _open_lines(state, 0)
