@@ -7,8 +7,8 @@ A set of squares is one int64, bit `rank * 8 + file` (a1 bit 0, h8 bit 63, which
 negative; every operation here is sign-safe: only left shifts, `x & -x`, masked right shifts).
 A reversed set holds square b at bit 63 - b, so that the first piece along a decreasing line is
 the lowest set bit too. The move generator keeps its 0x88 board; beside it the state keeps the
-occupied squares and White's (S_OCCUPIED, S_WHITE, updated by make/unmake), and the evaluation
-sorts the pieces into the other sets as it reads them.
+occupied squares, White's and the pawns' (S_OCCUPIED, S_WHITE, S_PAWNS, updated by
+make/unmake), from which the evaluation and the capture generator take every other set.
 
 Reach along a line (`slider_reach`): the squares from the piece up to and including the first
 piece of either colour, or to the edge, both ways at once, looked up by the occupancy of the
@@ -21,7 +21,7 @@ import numpy as np
 from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 
-from engines.duck.board import BISHOP, BLACK_BIT, ROOK
+from engines.duck.board import BISHOP, BLACK_BIT, PAWN, ROOK
 
 
 def _signed(word: int) -> int:
@@ -30,16 +30,19 @@ def _signed(word: int) -> int:
     return word - (1 << 64) if word >= 1 << 63 else word
 
 
-def board_sets(state) -> tuple[int, int]:
-    """(S_OCCUPIED, S_WHITE) of a state, from its board (what make/unmake keep up to date)."""
-    occupied = white = 0
+def board_sets(state) -> tuple[int, int, int]:
+    """(S_OCCUPIED, S_WHITE, S_PAWNS) of a state, from its board (what make/unmake keep up to
+    date)."""
+    occupied = white = pawns = 0
     for b in range(64):
         piece = int(state[(b >> 3) * 16 + (b & 7)])
         if piece:
             occupied |= 1 << b
             if piece < BLACK_BIT:
                 white |= 1 << b
-    return _signed(occupied), _signed(white)
+            if piece & 7 == PAWN:
+                pawns |= 1 << b
+    return _signed(occupied), _signed(white), _signed(pawns)
 
 
 FILE_A = 0x0101010101010101

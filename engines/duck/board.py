@@ -20,8 +20,10 @@ S_CASTLE (bits WK 1, WQ 2, BK 4, BQ 8), S_EP (en-passant target, -1 none; set on
 the side to move could capture there and the duck is not on it, as Fairy-Stockfish does), S_DUCK
 (-1 before the first move), S_HALFMOVE, S_FULLMOVE, S_KING + colour (king square, -1 once
 captured), S_KEY (Zobrist key of everything but the duck), S_PIECES (pieces on the board),
-S_DEPTH (entries on the undo stack), S_OCCUPIED and S_WHITE (the squares holding a piece, and a
-White piece, as sets of `bitboards`: bit rank * 8 + file; kept by make/unmake like the key).
+S_DEPTH (entries on the undo stack), S_OCCUPIED, S_WHITE and S_PAWNS (the squares holding a
+piece, a White piece, a pawn, as sets of `bitboards`: bit rank * 8 + file) and S_PLACEMENT (the
+evaluation's material and placement for White, `evaluation.PIECE_SQUARE` summed over the
+pieces), the four kept by make/unmake like the key.
 
 Move (int64): from | to << 7 | promotion type << 14 | kind << 17, kind 0 normal, 1 double pawn
 push, 2 en passant, 3 castling (encoded as the king's move). A full move adds the duck square:
@@ -46,7 +48,8 @@ KING_STEPS = STEPS[1:].copy()
 
 # state layout
 S_SIDE, S_CASTLE, S_EP, S_DUCK, S_HALFMOVE, S_FULLMOVE = 128, 129, 130, 131, 132, 133
-S_KING, S_KEY, S_PIECES, S_DEPTH, S_OCCUPIED, S_WHITE = 134, 136, 137, 138, 139, 140
+S_KING, S_KEY, S_PIECES, S_DEPTH, S_OCCUPIED, S_WHITE, S_PAWNS, S_PLACEMENT = \
+    134, 136, 137, 138, 139, 140, 141, 142
 STATE_SIZE = 144
 
 CASTLE_WK, CASTLE_WQ, CASTLE_BK, CASTLE_BQ = 1, 2, 4, 8
@@ -58,9 +61,9 @@ MOVE_DUCK = 1 << 27
 PIECE_MOVE_MASK = (1 << MOVE_DUCK_SHIFT) - 1
 
 # undo record layout: one row of UNDO_SIZE int64 per move on the stack
-U_MOVE, U_CAPTURED, U_CASTLE, U_EP, U_DUCK, U_HALFMOVE, U_KEY, U_FULLMOVE, U_OCCUPIED, U_WHITE = \
-    range(10)
-UNDO_SIZE = 10
+(U_MOVE, U_CAPTURED, U_CASTLE, U_EP, U_DUCK, U_HALFMOVE, U_KEY, U_FULLMOVE, U_OCCUPIED, U_WHITE,
+ U_PAWNS, U_PLACEMENT) = range(12)
+UNDO_SIZE = 12
 MAX_PLY = 256
 MAX_MOVES = 320  # piece moves of one position (the chess maximum is 218; no pins here)
 

@@ -3,7 +3,9 @@
 The duck's effect is searched exactly by the exception search, so the evaluation must not guess
 it: two positions that differ only by the duck evaluate the same. Scores are centipawns from the
 side to move. Tables are indexed by piece code * 128 + 0x88 square, white's view built in and
-black's mirrored, so material and placement are one pass over the board.
+black's mirrored (`PIECE_SQUARE`); their sum over the pieces, material and placement, is kept in
+the state by make/unmake (S_PLACEMENT), as are the sets of occupied squares, White's pieces and
+pawns, from which the other terms work (`bitboards`).
 
 Terms beyond material and placement are switched by the bit mask `terms` (the search passes its
 ctx[C_EVAL_TERMS]) so that self-play matches can measure each one (`mallard bench duck-match`):
@@ -24,7 +26,7 @@ every change of a weight.
 import numpy as np
 from numba import njit
 
-from engines.duck.bitboards import knight_reach, lowest_index, pawn_files, slider_reach
+from engines.duck.bitboards import knight_reach, lowest_index, pawn_files, slider_reach, square_bit
 from engines.duck.bitboards import pawn_structure as bitboard_pawns
 from engines.duck.board import (
     BISHOP,
@@ -36,6 +38,8 @@ from engines.duck.board import (
     ROOK,
     S_KING,
     S_OCCUPIED,
+    S_PAWNS,
+    S_PLACEMENT,
     S_SIDE,
     S_WHITE,
     STEPS,
@@ -163,40 +167,20 @@ MOBILITY_BY_KIND = np.array([0, 0, *MOBILITY, 0, 0], dtype=np.int64)
 PASSED_BY_RANK = np.array(PASSED, dtype=np.int64)
 
 
-def _piece_masks(test) -> np.ndarray:
-    """By piece code: all bits set where `test(colour, kind)` holds, else none (the scan below
-    sorts pieces into sets with these instead of branching on each one)."""
-    return np.array([-1 if code and test(code >> 3, code & 7) else 0 for code in range(16)],
-                    dtype=np.int64)
-
-
-IS_WHITE_PAWN = _piece_masks(lambda colour, kind: colour == 0 and kind == PAWN)
-IS_BLACK_PAWN = _piece_masks(lambda colour, kind: colour == 1 and kind == PAWN)
-IS_OFFICER = _piece_masks(lambda colour, kind: KNIGHT <= kind <= QUEEN)
+def placement_sum(state) -> int:
+    """Material and placement for White: `PIECE_SQUARE` summed over the board (the state's
+    S_PLACEMENT, which make/unmake keep up to date, is this)."""
+    return int(sum(PIECE_SQUARE[int(state[sq]) * 128 + sq] for sq in range(128) if not sq & 0x88))
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def _scan(state):
-    """One pass over the pieces (the state's S_OCCUPIED): (material and placement for White,
-    then the sets of `bitboards`: occupied, White's pieces, White's and Black's pawns, the files
-    holding them (a bit per file), and the knights, bishops, rooks and queens). The masks by
-    piece code sort each piece into its sets without a branch."""
-    score = 0
-    occupied = state[S_OCCUPIED]
-    white_pawns = black_pawns = officers = 0
-    pieces = occupied
-    while pieces != 0:
-        b = lowest_index(pieces)
-        bit = pieces & -pieces
-        pieces ^= bit
-        sq = (b >> 3) * 16 + (b & 7)
-        piece = state[sq]
-        score += PIECE_SQUARE[piece * 128 + sq]
-        white_pawns |= bit & IS_WHITE_PAWN[piece]
-        black_pawns |= bit & IS_BLACK_PAWN[piece]
-        officers |= bit & IS_OFFICER[piece]
-    return (score, occupied, state[S_WHITE], white_pawns, black_pawns,
-            pawn_files(white_pawns), pawn_files(black_pawns), officers)
+def _officers(state):
+    """The knights, bishops, rooks and queens: the occupied squares but pawns and kings."""
+    kings = 0
+    for colour in range(2):
+        if state[S_KING + colour] >= 0:
+            kings |= square_bit(state[S_KING + colour])
+    return state[S_OCCUPIED] & ~state[S_PAWNS] & ~kings
 
 
 @njit(cache=True, nogil=True, _nrt=False)
@@ -232,17 +216,23 @@ def _open_lines(state, colour):
 def pawn_structure(state):
     """White's doubled (extra pawns on a file), isolated and passed pawns, then Black's, the
     passed ones four bits per rank from the owner's side (`bitboards.pawn_structure`)."""
-    _, _, _, white_pawns, black_pawns, white_files, black_files, _ = _scan(state)
-    return bitboard_pawns(white_pawns, black_pawns, white_files, black_files)
+    return _pawn_counts(state[S_PAWNS], state[S_WHITE])
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _pawn_counts(pawns, white):
+    white_pawns = pawns & white
+    black_pawns = pawns & ~white
+    return bitboard_pawns(white_pawns, black_pawns, pawn_files(white_pawns),
+                          pawn_files(black_pawns))
 
 
 NIBBLE = 15  # the passed pawns' counts: four bits per rank
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def _pawns(white_pawns, black_pawns, white_files, black_files):
-    w_doubled, w_isolated, w_passed, b_doubled, b_isolated, b_passed = \
-        bitboard_pawns(white_pawns, black_pawns, white_files, black_files)
+def _pawns(pawns, white):
+    w_doubled, w_isolated, w_passed, b_doubled, b_isolated, b_passed = _pawn_counts(pawns, white)
     score = DOUBLED * (b_doubled - w_doubled) + ISOLATED * (b_isolated - w_isolated)
     for rank in range(8):
         score += PASSED_BY_RANK[rank] * (((w_passed >> (4 * rank)) & NIBBLE)
@@ -281,9 +271,11 @@ def _endgame_king(state):
 @njit(cache=True, nogil=True, _nrt=False)
 def evaluate(state, terms):
     """Centipawns for the side to move: material and placement, plus the terms in the mask."""
-    score, occupied, white, white_pawns, black_pawns, white_files, \
-        black_files, officers = _scan(state)
+    score = state[S_PLACEMENT]
+    occupied = state[S_OCCUPIED]
+    white = state[S_WHITE]
     if terms & TERM_MOBILITY:
+        officers = _officers(state)
         while officers != 0:
             kind, sign, reach = _officer_reach(state, lowest_index(officers), occupied, white)
             officers &= officers - 1
@@ -291,7 +283,7 @@ def evaluate(state, terms):
     if terms & TERM_KING_EXPOSURE:
         score += KING_EXPOSURE * (_open_lines(state, 1) - _open_lines(state, 0))
     if terms & TERM_PAWNS:
-        score += _pawns(white_pawns, black_pawns, white_files, black_files)
+        score += _pawns(state[S_PAWNS], white)
     if terms & TERM_ENDGAME_KING:
         score += ENDGAME_KING * _endgame_king(state)
     return score if state[S_SIDE] == 0 else -score
@@ -302,8 +294,9 @@ def features(state, out):
     """Writes the N_FEATURES counts of the weight vector's order into out, for White (see
     F_MATERIAL): the tuner's view of evaluate."""
     out[:] = 0
-    _, occupied, white, white_pawns, black_pawns, white_files, black_files, \
-        officers = _scan(state)
+    occupied = state[S_OCCUPIED]
+    white = state[S_WHITE]
+    officers = _officers(state)
     for rank in range(8):
         for file in range(8):
             piece = state[rank * 16 + file]
@@ -321,7 +314,7 @@ def features(state, out):
         out[F_MOBILITY + kind - KNIGHT] += sign * reach
     out[F_EXPOSURE] = _open_lines(state, 1) - _open_lines(state, 0)
     w_doubled, w_isolated, w_passed, b_doubled, b_isolated, b_passed = \
-        bitboard_pawns(white_pawns, black_pawns, white_files, black_files)
+        _pawn_counts(state[S_PAWNS], white)
     out[F_DOUBLED] = b_doubled - w_doubled
     out[F_ISOLATED] = b_isolated - w_isolated
     for rank in range(8):

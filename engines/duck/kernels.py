@@ -8,6 +8,9 @@ A turn is made in two steps, as the search needs them: `push_piece_move` plays t
 lifts the duck (S_DUCK = -1; an en-passant square is set whenever a pawn could capture there),
 `drop_duck` puts the duck down (and drops the en-passant square when the duck lands on it, since
 the capture is then impossible). `make_move` does both for a full move; `pop_move` undoes either.
+Besides the board and the key, a move keeps the state's sets (occupied, White, pawns) and the
+evaluation's material-and-placement sum up to date, so that neither the evaluation nor the
+capture generator scans the board.
 
 Piece moves are generated on the board without the duck and filtered with the ray tables
 (`is_blocked`): the same generator gives the search every move that is legal for some duck square.
@@ -56,7 +59,9 @@ from engines.duck.board import (
     S_KEY,
     S_KING,
     S_OCCUPIED,
+    S_PAWNS,
     S_PIECES,
+    S_PLACEMENT,
     S_SIDE,
     S_WHITE,
     STEPS,
@@ -69,6 +74,8 @@ from engines.duck.board import (
     U_KEY,
     U_MOVE,
     U_OCCUPIED,
+    U_PAWNS,
+    U_PLACEMENT,
     U_WHITE,
     UNDO_SIZE,
     Z_CASTLE,
@@ -77,6 +84,7 @@ from engines.duck.board import (
     Z_PIECE,
     Z_SIDE,
 )
+from engines.duck.evaluation import PIECE_SQUARE
 
 
 @njit(cache=True, nogil=True, _nrt=False)
@@ -342,8 +350,12 @@ def push_piece_move(state, undo, move):
     undo[row + U_FULLMOVE] = state[S_FULLMOVE]
     occupied = state[S_OCCUPIED]
     white = state[S_WHITE]
+    pawns = state[S_PAWNS]
+    placement = state[S_PLACEMENT]
     undo[row + U_OCCUPIED] = occupied
     undo[row + U_WHITE] = white
+    undo[row + U_PAWNS] = pawns
+    undo[row + U_PLACEMENT] = placement
 
     side = state[S_SIDE]
     frm = move & 0x7F
@@ -368,6 +380,8 @@ def push_piece_move(state, undo, move):
         state[S_PIECES] -= 1
         occupied &= ~bitboards.square_bit(taken_on)
         white &= ~bitboards.square_bit(taken_on)
+        pawns &= ~bitboards.square_bit(taken_on)
+        placement -= PIECE_SQUARE[captured * 128 + taken_on]
         if captured & 7 == KING:
             state[S_KING + 1 - side] = -1
 
@@ -379,6 +393,11 @@ def push_piece_move(state, undo, move):
     occupied = (occupied & ~moved) | bitboards.square_bit(to)
     if side == 0:
         white = (white & ~moved) | bitboards.square_bit(to)
+    if piece & 7 == PAWN:
+        pawns &= ~moved
+        if promotion == 0:
+            pawns |= bitboards.square_bit(to)
+    placement += PIECE_SQUARE[landed * 128 + to] - PIECE_SQUARE[piece * 128 + frm]
     if piece & 7 == KING:
         state[S_KING + side] = to
         if kind == KIND_CASTLE:
@@ -392,8 +411,11 @@ def push_piece_move(state, undo, move):
             occupied ^= moved
             if side == 0:
                 white ^= moved
+            placement += PIECE_SQUARE[rook * 128 + rook_to] - PIECE_SQUARE[rook * 128 + rook_from]
     state[S_OCCUPIED] = occupied
     state[S_WHITE] = white
+    state[S_PAWNS] = pawns
+    state[S_PLACEMENT] = placement
 
     rights = state[S_CASTLE]
     kept = rights & CASTLE_KEEP[frm] & CASTLE_KEEP[to]
@@ -524,6 +546,8 @@ def pop_move(state, undo):
     state[S_FULLMOVE] = undo[row + U_FULLMOVE]
     state[S_OCCUPIED] = undo[row + U_OCCUPIED]
     state[S_WHITE] = undo[row + U_WHITE]
+    state[S_PAWNS] = undo[row + U_PAWNS]
+    state[S_PLACEMENT] = undo[row + U_PLACEMENT]
 
 
 @njit(cache=True, nogil=True, _nrt=False)

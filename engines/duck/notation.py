@@ -36,7 +36,9 @@ from engines.duck.board import (
     S_KEY,
     S_KING,
     S_OCCUPIED,
+    S_PAWNS,
     S_PIECES,
+    S_PLACEMENT,
     S_SIDE,
     S_WHITE,
     SQUARE_NAMES,
@@ -72,6 +74,7 @@ def _parse_counter(text: str, name: str) -> int:
 def parse_fen(text: str) -> np.ndarray:
     """The state array of a FEN; PositionError names the first problem found."""
     from engines.duck.bitboards import board_sets  # numba: rules load the kernels on first use
+    from engines.duck.evaluation import placement_sum
     from engines.duck.kernels import compute_key
 
     if not isinstance(text, str) or not text.strip():
@@ -97,7 +100,8 @@ def parse_fen(text: str) -> np.ndarray:
     state[S_KING] = kings[0][0] if kings[0] else -1
     state[S_KING + 1] = kings[1][0] if kings[1] else -1
     state[S_KEY] = compute_key(state)
-    state[S_OCCUPIED], state[S_WHITE] = board_sets(state)
+    state[S_OCCUPIED], state[S_WHITE], state[S_PAWNS] = board_sets(state)
+    state[S_PLACEMENT] = placement_sum(state)
     return state
 
 

@@ -19,6 +19,8 @@ from engines.duck.board import (
     S_KEY,
     S_KING,
     S_OCCUPIED,
+    S_PAWNS,
+    S_PLACEMENT,
     S_SIDE,
     S_WHITE,
     UNDO_SIZE,
@@ -27,6 +29,7 @@ from engines.duck.board import (
     move_kind,
     move_to,
 )
+from engines.duck.evaluation import placement_sum
 from tests.engines.duck.conftest import PERFT_ROWS, random_positions
 
 
@@ -146,8 +149,9 @@ def test_has_piece_move_agrees_with_generation(game, seed):
 
 @pytest.mark.parametrize("seed", range(3))
 def test_make_unmake_restores_and_keys_stay_incremental(game, seed):
-    """The key, and the occupied and White sets, kept by make/unmake equal those computed
-    afresh from the board (castling, en passant, promotions and captures among the moves)."""
+    """The key, the occupied, White and pawn sets and the material-and-placement sum kept by
+    make/unmake equal those computed afresh from the board (castling, en passant, promotions
+    and captures among the moves)."""
     for position in random_positions(game, 8, seed) + [game.parse_position(fen) for fen, _ in
                                                         PERFT_ROWS]:
         state = position.state.copy()
@@ -159,7 +163,8 @@ def test_make_unmake_restores_and_keys_stay_incremental(game, seed):
             kernels.make_move(state, undo, move)
             assert state[S_KEY] == kernels.compute_key(state)
             assert kernels.full_key(state) == state[S_KEY] ^ Z_DUCK[state[S_DUCK]]
-            assert (state[S_OCCUPIED], state[S_WHITE]) == board_sets(state)
+            assert (state[S_OCCUPIED], state[S_WHITE], state[S_PAWNS]) == board_sets(state)
+            assert state[S_PLACEMENT] == placement_sum(state)
             kernels.pop_move(state, undo)
             assert np.array_equal(state, before)
 
