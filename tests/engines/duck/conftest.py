@@ -42,3 +42,18 @@ def random_positions(game, count, seed, max_plies=60):
             position = position.play(rng.choice(moves))
         positions.append(position)
     return positions
+
+
+def fen_pieces(fen: str) -> dict:
+    """What the placement field of a FEN holds, read from its text (an oracle independent of
+    the parser): {(file, rank): letter}, a1 = (0, 0), the duck as '*'."""
+    pieces = {}
+    for row_index, row in enumerate(fen.split()[0].split("/")):
+        file = 0
+        for char in row:
+            if char.isdigit():
+                file += int(char)
+            else:
+                pieces[(file, 7 - row_index)] = char
+                file += 1
+    return pieces

@@ -21,6 +21,7 @@ from engines.duck.evaluation import (
     weights_source,
 )
 from engines.duck.rules import DuckGame
+from tests.engines.duck.conftest import fen_pieces
 
 
 def _random_positions(count: int, seed: int) -> list:
@@ -113,15 +114,9 @@ def _pawn_structure_by_definition(fen: str) -> tuple:
     """The oracle, from the FEN text: per colour doubled, isolated, and passed pawns by the rank
     from the owner's side (a list of 8)."""
     pawns = {"P": [], "p": []}
-    for row_index, row in enumerate(fen.split()[0].split("/")):
-        file = 0
-        for char in row:
-            if char.isdigit():
-                file += int(char)
-                continue
-            if char in pawns:
-                pawns[char].append((file, 7 - row_index))
-            file += 1
+    for square, char in fen_pieces(fen).items():
+        if char in pawns:
+            pawns[char].append(square)
     result = []
     for own, enemy, ahead in (("P", "p", 1), ("p", "P", -1)):
         files = [f for f, _ in pawns[own]]
@@ -151,16 +146,8 @@ def _mobility_by_definition(fen: str) -> list:
     """The oracle, from the FEN text: per kind (knight .. queen), White's squares reached minus
     Black's. A slider reaches along its lines up to and including the first piece; a knight its
     targets not holding a piece of its own colour."""
-    board = {}
-    for row_index, row in enumerate(fen.split()[0].split("/")):
-        file = 0
-        for char in row:
-            if char.isdigit():
-                file += int(char)
-            else:
-                if char != "*":  # the duck: not a piece, the evaluation never reads it
-                    board[(file, 7 - row_index)] = char
-                file += 1
+    # the duck is not a piece: the evaluation never reads it
+    board = {square: char for square, char in fen_pieces(fen).items() if char != "*"}
     lines = {"b": [(1, 1), (1, -1), (-1, 1), (-1, -1)], "r": [(1, 0), (-1, 0), (0, 1), (0, -1)]}
     lines["q"] = lines["b"] + lines["r"]
     totals = [0, 0, 0, 0]

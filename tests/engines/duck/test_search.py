@@ -20,7 +20,7 @@ from engines.duck.searcher import (
     enumeration_value,
     root_state,
 )
-from tests.engines.duck.conftest import random_positions
+from tests.engines.duck.conftest import fen_pieces, random_positions
 
 
 @pytest.fixture
@@ -255,15 +255,8 @@ def test_losing_capture_pruning_knows_who_takes_back_as_pyffish_does(game):
         if position.result() is not None:
             continue
         fen = position.fen()
-        board = {}
-        for rank, row in enumerate(fen.split()[0].split("/")):
-            file = 0
-            for char in row:
-                if char.isdigit():
-                    file += int(char)
-                else:
-                    board["abcdefgh"[file] + str(8 - rank)] = char
-                    file += 1
+        board = {"abcdefgh"[file] + str(rank + 1): char
+                 for (file, rank), char in fen_pieces(fen).items()}
         full_moves = pyffish.legal_moves("duck", fen, [])
         for move in position.piece_moves():
             move = int(move)
