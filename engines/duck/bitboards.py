@@ -13,8 +13,8 @@ make/unmake), from which the evaluation and the capture generator take every oth
 Reach along a line (`slider_reach`): the squares from the piece up to and including the first
 piece of either colour, or to the edge, both ways at once, looked up by the occupancy of the
 line's six inner squares (kindergarten bitboards: one multiply gathers them). The first piece
-along one direction (`generate_captures`) is the lowest set bit of (the direction's squares &
-occupancy), on the reversed set for a falling direction.
+along one direction (`first_piece`, for `generate_captures`) is the lowest set bit of (its
+squares & occupancy), on the reversed set for a falling direction.
 """
 
 import numpy as np
@@ -55,33 +55,37 @@ RISING = ((0, 1), (1, 0), (1, -1), (1, 1))        # east, north, north-west, nor
 FALLING = ((0, -1), (-1, 0), (-1, 1), (-1, -1))   # west, south, south-east, south-west
 
 
-def _line_tables():
-    """LINE[d * 64 + b] and LAST[d * 64 + b] for the rising lines (plain bits) then the falling
-    ones (reversed bits): the squares of the line out of b, and its last square (b itself when
-    the line is empty)."""
+def _line_table() -> np.ndarray:
+    """LINE[d * 64 + b] for the rising lines (plain bits) then the falling ones (reversed
+    bits): the squares of the line out of b."""
     line = np.zeros(8 * 64, dtype=np.int64)
-    last = np.zeros(8 * 64, dtype=np.int64)
     for d, (dr, df) in enumerate(RISING + FALLING):
-        reversed_bits = d >= 4
         for b in range(64):
             rank, file = divmod(b, 8)
-            squares, end = 0, b
+            squares = 0
             rank, file = rank + dr, file + df
             while 0 <= rank < 8 and 0 <= file < 8:
-                end = rank * 8 + file
-                squares |= 1 << (63 - end if reversed_bits else end)
+                square = rank * 8 + file
+                squares |= 1 << (63 - square if d >= 4 else square)
                 rank, file = rank + dr, file + df
             line[d * 64 + b] = _signed(squares)
-            last[d * 64 + b] = _signed(1 << (63 - end if reversed_bits else end))
-    return line, last
+    return line
 
 
-LINE, LAST = _line_tables()
-KNIGHT_TARGETS = np.array([_signed(sum(1 << ((b // 8 + dr) * 8 + b % 8 + df)
-                                       for dr, df in ((1, 2), (2, 1), (-1, 2), (-2, 1), (1, -2),
-                                                      (2, -1), (-1, -2), (-2, -1))
-                                       if 0 <= b // 8 + dr < 8 and 0 <= b % 8 + df < 8))
-                           for b in range(64)], dtype=np.int64)
+def _step_targets(steps) -> np.ndarray:
+    """By bit b: the set of the squares on the board one of `steps` (rank step, file step)
+    away."""
+    return np.array([_signed(sum(1 << ((b // 8 + dr) * 8 + b % 8 + df) for dr, df in steps
+                                 if 0 <= b // 8 + dr < 8 and 0 <= b % 8 + df < 8))
+                     for b in range(64)], dtype=np.int64)
+
+
+LINE = _line_table()
+KNIGHT_TARGETS = _step_targets(((1, 2), (2, 1), (-1, 2), (-2, 1), (1, -2), (2, -1), (-1, -2),
+                                (-2, -1)))
+KING_TARGETS = _step_targets([(dr, df) for dr in (-1, 0, 1) for df in (-1, 0, 1) if dr or df])
+PAWN_CAPTURES = np.array([_step_targets(((1, -1), (1, 1))),  # White's, then Black's
+                          _step_targets(((-1, -1), (-1, 1)))])
 # Kindergarten bitboards for `slider_reach`: a line's six inner squares (files b-g; ranks 2-7
 # for a file) gathered by one multiply into the top six bits, in the order of their files (or
 # ranks). The squares at the ends of a line never change what it reaches, so they are left out.
@@ -143,6 +147,22 @@ FILES_OF_MASK = np.array([_signed(sum(FILE_A << f for f in range(8) if mask >> f
 def square_bit(sq):
     """The set holding just the 0x88 square sq."""
     return 1 << ((sq >> 4) * 8 + (sq & 7))
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def bit_square(b):
+    """The 0x88 square of bit b."""
+    return (b >> 3) * 16 + (b & 7)
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def first_piece(d, b, occupied, occupied_reversed):
+    """The bit of the first piece along line d (`LINE`'s order) out of bit b, -1 when none."""
+    if d < 4:
+        pieces = LINE[d * 64 + b] & occupied
+        return lowest_index(pieces) if pieces != 0 else -1
+    pieces = LINE[d * 64 + b] & occupied_reversed
+    return 63 - lowest_index(pieces) if pieces != 0 else -1
 
 
 @njit(cache=True, nogil=True, _nrt=False)
@@ -225,14 +245,18 @@ def _passed_by_rank(passed, white):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def pawn_structure(white_pawns, black_pawns, white_files, black_files):
+def pawn_structure(pawns, white):
     """White's doubled (extra pawns on a file), isolated and passed pawns, then Black's; the
     passed ones counted by the rank from the owner's side, four bits per rank. A pawn is passed
-    when no enemy pawn stands ahead of it on its file or the two beside it. `*_files`: a bit per
-    file that holds a pawn of that colour.
+    when no enemy pawn stands ahead of it on its file or the two beside it. `pawns`, `white`:
+    the state's S_PAWNS and S_WHITE.
 
     Pawns never stand on the first or last rank, so the spans below stay clear of the sign bit
     where a right shift would smear it."""
+    white_pawns = pawns & white
+    black_pawns = pawns & ~white
+    white_files = pawn_files(white_pawns)
+    black_files = pawn_files(black_pawns)
     below_black = black_pawns >> 8   # each Black pawn's file, the squares below it
     below_black |= below_black >> 8
     below_black |= below_black >> 16

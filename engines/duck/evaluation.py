@@ -26,7 +26,7 @@ every change of a weight.
 import numpy as np
 from numba import njit
 
-from engines.duck.bitboards import knight_reach, lowest_index, pawn_files, slider_reach, square_bit
+from engines.duck.bitboards import bit_square, knight_reach, lowest_index, slider_reach, square_bit
 from engines.duck.bitboards import pawn_structure as bitboard_pawns
 from engines.duck.board import (
     BISHOP,
@@ -187,7 +187,7 @@ def _officers(state):
 def _officer_reach(state, b, occupied, white):
     """(kind, sign, squares reached) of the knight, bishop, rook or queen on bit b: empty or
     holding a piece of either colour for the sliders, empty or an enemy for the knight."""
-    piece = state[(b >> 3) * 16 + (b & 7)]
+    piece = state[bit_square(b)]
     kind = piece & 7
     own = white if piece < BLACK_BIT else occupied & ~white
     if kind == KNIGHT:
@@ -216,15 +216,7 @@ def _open_lines(state, colour):
 def pawn_structure(state):
     """White's doubled (extra pawns on a file), isolated and passed pawns, then Black's, the
     passed ones four bits per rank from the owner's side (`bitboards.pawn_structure`)."""
-    return _pawn_counts(state[S_PAWNS], state[S_WHITE])
-
-
-@njit(cache=True, nogil=True, _nrt=False)
-def _pawn_counts(pawns, white):
-    white_pawns = pawns & white
-    black_pawns = pawns & ~white
-    return bitboard_pawns(white_pawns, black_pawns, pawn_files(white_pawns),
-                          pawn_files(black_pawns))
+    return bitboard_pawns(state[S_PAWNS], state[S_WHITE])
 
 
 NIBBLE = 15  # the passed pawns' counts: four bits per rank
@@ -232,7 +224,7 @@ NIBBLE = 15  # the passed pawns' counts: four bits per rank
 
 @njit(cache=True, nogil=True, _nrt=False)
 def _pawns(pawns, white):
-    w_doubled, w_isolated, w_passed, b_doubled, b_isolated, b_passed = _pawn_counts(pawns, white)
+    w_doubled, w_isolated, w_passed, b_doubled, b_isolated, b_passed = bitboard_pawns(pawns, white)
     score = DOUBLED * (b_doubled - w_doubled) + ISOLATED * (b_isolated - w_isolated)
     for rank in range(8):
         score += PASSED_BY_RANK[rank] * (((w_passed >> (4 * rank)) & NIBBLE)
@@ -313,8 +305,7 @@ def features(state, out):
         officers &= officers - 1
         out[F_MOBILITY + kind - KNIGHT] += sign * reach
     out[F_EXPOSURE] = _open_lines(state, 1) - _open_lines(state, 0)
-    w_doubled, w_isolated, w_passed, b_doubled, b_isolated, b_passed = \
-        _pawn_counts(state[S_PAWNS], white)
+    w_doubled, w_isolated, w_passed, b_doubled, b_isolated, b_passed = pawn_structure(state)
     out[F_DOUBLED] = b_doubled - w_doubled
     out[F_ISOLATED] = b_isolated - w_isolated
     for rank in range(8):

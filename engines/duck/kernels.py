@@ -219,18 +219,9 @@ def generate_piece_moves(state, out, start, duck):
     return n
 
 
-# generate_captures: the directions of STEPS (codes 1..8) as lines of `bitboards` (index, and
-# whether it falls), in the order generate_piece_moves walks them
+# generate_captures: the directions of STEPS (codes 1..8) as lines of `bitboards.LINE`, in the
+# order generate_piece_moves walks them
 CODE_LINE = np.array([0, 0, 4, 1, 5, 2, 3, 6, 7], dtype=np.int64)
-PAWN_CAPTURES = np.array([[bitboards._signed(sum(1 << ((b // 8 + dr) * 8 + b % 8 + df)
-                                                 for df in (-1, 1) if 0 <= b % 8 + df < 8))
-                           if 0 <= b // 8 + dr < 8 else 0 for b in range(64)]
-                          for dr in (1, -1)], dtype=np.int64)
-KING_TARGETS = np.array([bitboards._signed(sum(1 << ((b // 8 + dr) * 8 + b % 8 + df)
-                                               for dr in (-1, 0, 1) for df in (-1, 0, 1)
-                                               if (dr or df) and 0 <= b // 8 + dr < 8
-                                               and 0 <= b % 8 + df < 8))
-                         for b in range(64)], dtype=np.int64)
 
 
 @njit(cache=True, nogil=True, _nrt=False)
@@ -255,20 +246,19 @@ def generate_captures(state, out, start):
     while pieces != 0:
         b = bitboards.lowest_index(pieces)
         pieces &= pieces - 1
-        frm = (b >> 3) * 16 + (b & 7)
+        frm = bitboards.bit_square(b)
         kind = state[frm] & 7
         if kind == PAWN:
-            targets = PAWN_CAPTURES[side, b] & (enemy | ep_bit)
+            targets = bitboards.PAWN_CAPTURES[side, b] & (enemy | ep_bit)
             while targets != 0:  # lowest first: the file to the left first, as the walk does
-                t = bitboards.lowest_index(targets)
+                to = bitboards.bit_square(bitboards.lowest_index(targets))
                 targets &= targets - 1
-                to = (t >> 3) * 16 + (t & 7)
                 if to == ep and state[to] == 0:
                     n = _emit_pawn(out, n, frm, to, KIND_EN_PASSANT, False, -1)
                 else:
                     n = _emit_pawn(out, n, frm, to, 0, (to >> 4) == last_rank, -1)
         elif kind == KNIGHT or kind == KING:
-            targets = bitboards.KNIGHT_TARGETS[b] if kind == KNIGHT else KING_TARGETS[b]
+            targets = bitboards.KNIGHT_TARGETS[b] if kind == KNIGHT else bitboards.KING_TARGETS[b]
             if targets & enemy == 0:
                 continue
             steps = KNIGHT_STEPS if kind == KNIGHT else KING_STEPS
@@ -280,19 +270,9 @@ def generate_captures(state, out, start):
         else:
             for index in range(4 if kind == BISHOP else 0, 4 if kind == ROOK else 8):
                 code = ROOK_DIRECTIONS[index] if index < 4 else BISHOP_DIRECTIONS[index - 4]
-                line = CODE_LINE[code]
-                if line < 4:
-                    blockers = bitboards.LINE[line * 64 + b] & occupied
-                    if blockers == 0:
-                        continue
-                    t = bitboards.lowest_index(blockers)
-                else:
-                    blockers = bitboards.LINE[line * 64 + b] & occupied_reversed
-                    if blockers == 0:
-                        continue
-                    t = 63 - bitboards.lowest_index(blockers)
-                if (enemy >> t) & 1:
-                    out[n] = frm | ((t >> 3) * 16 + (t & 7)) << MOVE_TO_SHIFT
+                t = bitboards.first_piece(CODE_LINE[code], b, occupied, occupied_reversed)
+                if t >= 0 and (enemy >> t) & 1:
+                    out[n] = frm | bitboards.bit_square(t) << MOVE_TO_SHIFT
                     n += 1
     return n
 
