@@ -215,12 +215,13 @@ def late_move_count(depth):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def _score_moves(state, moves, order, start, end, tt_move, ctx, ply, captures_only):
-    """Ordering keys; returns the new end (captures_only drops quiet moves)."""
+def _score_moves(state, moves, order, start, end, tt_move, ctx, ply):
+    """The ordering keys of moves[start:end] into order[start:end]: the table's move, king
+    captures, other captures and promotions (most valuable victim, least valuable attacker),
+    the killers, then the history of quiet moves."""
     side = state[S_SIDE]
     killer0 = ctx[C_KILLERS + 2 * ply]
     killer1 = ctx[C_KILLERS + 2 * ply + 1]
-    n = start
     for i in range(start, end):
         move = moves[i]
         frm = move & 0x7F
@@ -229,8 +230,6 @@ def _score_moves(state, moves, order, start, end, tt_move, ctx, ply, captures_on
         if (move >> MOVE_KIND_SHIFT) & 3 == KIND_EN_PASSANT:
             victim = 1
         promotion = (move >> MOVE_PROMO_SHIFT) & 7
-        if captures_only and victim == 0:
-            continue
         if move == tt_move:
             key = 1 << 40
         elif victim == 6:
@@ -244,10 +243,7 @@ def _score_moves(state, moves, order, start, end, tt_move, ctx, ply, captures_on
             key = KILLER_KEY - 1
         else:
             key = ctx[C_HISTORY + side * 4096 + _index64(frm) * 64 + _index64(to)]
-        moves[n] = move
-        order[n] = key
-        n += 1
-    return n
+        order[i] = key
 
 
 # The exception list of a node: a circular doubly linked list through arrays indexed by square,
@@ -606,7 +602,7 @@ def quiescence(state, undo, moves, order, ex, ctx, tt, stop, ply, alpha, beta):
         if answered:
             return _returns(ctx, score, rx, re, rx2)
     end = generate_captures(state, moves, base)
-    end = _score_moves(state, moves, order, base, end, tt_move, ctx, ply, True)
+    _score_moves(state, moves, order, base, end, tt_move, ctx, ply)
     lb = ply * EX_STRIDE
     _open_list(ex, lb)
     common = stand
@@ -702,7 +698,7 @@ def search(state, undo, moves, order, ex, ctx, tt, busy, stop, ply, depth, alpha
     end = generate_piece_moves(state, moves, base, -1)
     if end == base:
         return _returns(ctx, MATE - ply, -1, MATE - ply, -1)
-    end = _score_moves(state, moves, order, base, end, tt_move, ctx, ply, False)
+    _score_moves(state, moves, order, base, end, tt_move, ctx, ply)
 
     lb = ply * EX_STRIDE
     _open_list(ex, lb)
