@@ -27,8 +27,9 @@ The searches' kernels that make no arrays (Duck Chess's rules, evaluation and se
 rules, evaluation and search, and the shared `search_common`) are compiled with `_nrt=False`:
 without numba's reference counting, a call no longer increments and decrements a count for each
 array it passes (atomic operations, 16% of the duck search's time in a profile, for the nine
-arrays of every node). A kernel that makes an array (np.empty and the like) keeps the default;
-with `_nrt=False` it would not compile. (The Connect Four kernels and the UTTT prover keep it:
+arrays of every node). A kernel that makes an array (np.empty and the like), or calls one that
+does, keeps the default: with `_nrt=False` it would not compile (a callee compiled first from
+such a caller is compiled without it too). (The Connect Four kernels and the UTTT prover keep it:
 the solver's bench did not change without it.)
 """
 

@@ -656,9 +656,11 @@ def perft(state, undo, moves, ply, depth, bulk):
     return total
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@njit(cache=True, nogil=True)
 def perft_divide(state, undo, moves, depth, bulk, out_moves, out_counts):
-    """Per legal full move of the root, the perft count below it; returns the number of moves."""
+    """Per legal full move of the root, the perft count below it; returns the number of moves.
+    (With reference counting, unlike the kernels around it: generate_full_moves makes an array,
+    and compiled first from here, without it, it would not compile.)"""
     count = generate_full_moves(state, undo, out_moves)
     for i in range(count):
         make_move(state, undo, out_moves[i])

@@ -1,11 +1,13 @@
 """Perft against the reference table, and the `mallard perft duck` command."""
 
+import os
 import subprocess
 import sys
 
 import pyffish
 import pytest
 
+from engines.compile_cache import NO_PREBUILT
 from tests.engines.duck.conftest import PERFT_ROWS, START
 
 
@@ -60,6 +62,18 @@ def test_cli_divide_lists_every_root_move_in_uci_form():
     entries = [line.split(": ") for line in lines[:-1] if line]
     assert {move for move, _ in entries} == set(pyffish.legal_moves("duck", fen, []))
     assert sum(int(count) for _, count in entries) == 31920
+
+
+def test_cli_divide_compiles_on_a_cold_cache(tmp_path):
+    """Divide is the first kernel compiled here (a new cache, no code from the build): it calls
+    kernels compiled with reference counting and must have it too."""
+    env = {key: value for key, value in os.environ.items() if key != "NUMBA_CACHE_DIR"}
+    env.update(MALLARD_CACHE=str(tmp_path), **{NO_PREBUILT: "1"})
+    result = subprocess.run([sys.executable, "-m", "protocol.cli", "perft", "duck", "1",
+                             "--divide"], capture_output=True, text=True, env=env, timeout=600)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().splitlines()[-1] == "Nodes searched: 640"
+    assert "internal error" not in result.stderr
 
 
 def test_cli_perft_rejects_a_bad_fen_cleanly():
