@@ -22,6 +22,7 @@ from typing import Iterator, Optional
 from engines import DEFAULT_GAMES, GAMES, compile_cache, find_game, game_names, get_game
 from engines.base import MAX_THREADS
 from engines.connect4.testsets import TEST_SETS
+from engines.duck.terms import TERM_NAMES, WEIGHT_GROUP_NAMES, parse_terms
 from engines.workpool import LocalPool, WorkPool
 from protocol import VERSION, print_notice
 
@@ -145,8 +146,6 @@ def installed(module: str, extra: str):
 
 
 def evaluation_terms(text: str) -> str:
-    from engines.duck.selfplay import parse_terms
-
     try:
         parse_terms(text)
     except ValueError as error:
@@ -561,7 +560,7 @@ def _add_duck_match_bench(benchmarks) -> None:
     dm = benchmarks.add_parser("duck-match", help="self-play match between two evaluations",
                                 description="In-process self-play between two evaluations.")
     dm.add_argument("--a", default="all", type=evaluation_terms,
-                    help="terms of engine A: mobility,king,pawns,endgame | all | none")
+                    help=f"terms of engine A: {','.join(TERM_NAMES)} | all | none")
     dm.add_argument("--b", default="none", type=evaluation_terms, help="terms of engine B")
     dm.add_argument("--pairs", type=positive_int, default=100,
                     help="openings, each played twice")
@@ -685,8 +684,8 @@ def _add_tune(commands) -> None:
                       help="strengths of the pull toward the current weights to try; the one "
                            "best on the held-out games is kept")
     tune.add_argument("--fixed", type=weight_groups, default="none", metavar="GROUP,...",
-                      help="weight groups the fit leaves as they are: material, placement, "
-                           "mobility, king, pawns, endgame")
+                      help="weight groups the fit leaves as they are: "
+                           f"{', '.join(WEIGHT_GROUP_NAMES)}")
     tune.add_argument("--validation", type=fraction, default=0.1,
                       help="share of the games held out to choose the ridge")
     tune.add_argument("--skip-plies", type=non_negative_int, default=8,

@@ -1,12 +1,12 @@
 """Duck Chess, declared to the registry as `GAME`: `duck`, played over UCI and UGI.
 
-Modules: `board` (the 0x88 board, the state array's layout and the move encoding), `notation`
-(FEN, SAN and UCI move texts), `kernels` (numba move generation, make/unmake, perft), `rules`
-(the Python-level `DuckGame` and immutable `DuckPosition`), `evaluation` (the numba evaluation
-terms), `search_kernels` (the numba exception search), `searcher` (the game-interface searcher),
-`enumeration` (the plain duck search the exception search must equal), `selfplay` (in-process
-matches between two configurations of the engine), `bench` (the benchmarks and the bench
-signature).
+Modules: `board` (the 0x88 board, the state array's layout and the move encoding), `notation` (FEN,
+SAN and UCI move texts), `kernels` (numba move generation, make/unmake, perft), `rules` (the
+Python-level `DuckGame` and immutable `DuckPosition`), `evaluation` (the numba evaluation terms),
+`terms` (the evaluation's terms and weight groups by name, without numba), `search_kernels` (the
+numba exception search), `searcher` (the game-interface searcher), `enumeration` (the plain duck
+search the exception search must equal), `selfplay` (in-process matches between two configurations
+of the engine), `bench` (the benchmarks and the bench signature).
 """
 
 from engines.base import GameEntry

@@ -26,7 +26,8 @@ from engines.base import Limits, Score
 from engines.bench import BenchSignature, PerftRow, PerftTiming
 from engines.duck.rules import DuckGame
 from engines.duck.searcher import DuckSearcher, SearchBuffers, enumeration_value, exception_value
-from engines.duck.selfplay import MatchResult, match, parse_terms
+from engines.duck.selfplay import MatchResult, match
+from engines.duck.terms import parse_terms
 from engines.workpool import WorkPool
 
 BENCH_HASH_MB = 64

@@ -8,7 +8,8 @@ the state by make/unmake (S_PLACEMENT), as are the sets of occupied squares, Whi
 pawns, from which the other terms work (`bitboards`).
 
 Terms beyond material and placement are switched by the bit mask `terms` (the search passes its
-ctx[C_EVAL_TERMS]) so that self-play matches can measure each one (`mallard bench duck-match`):
+ctx[C_EVAL_TERMS]; the bits and their names are declared in `engines.duck.terms`) so that
+self-play matches can measure each one (`mallard bench duck-match`):
 TERM_MOBILITY (squares the knights, bishops, rooks and queens reach), TERM_KING_EXPOSURE (empty
 squares on the eight lines out of each king: with no check rule, every open line to the king is
 a capture threat the single duck may be unable to block), TERM_PAWNS (doubled, isolated and
@@ -44,9 +45,13 @@ from engines.duck.board import (
     S_WHITE,
     STEPS,
 )
-
-TERM_MOBILITY, TERM_KING_EXPOSURE, TERM_PAWNS, TERM_ENDGAME_KING = 1, 2, 4, 8
-ALL_TERMS = TERM_MOBILITY | TERM_KING_EXPOSURE | TERM_PAWNS | TERM_ENDGAME_KING
+from engines.duck.terms import (
+    TERM_ENDGAME_KING,
+    TERM_KING_EXPOSURE,
+    TERM_MOBILITY,
+    TERM_PAWNS,
+    WEIGHT_GROUP_NAMES,
+)
 
 # <weights> centipawns; `mallard tune duck --write FILE` rewrites this block (tournaments/tuning.py)
 MATERIAL = (100, 300, 320, 480, 900)  # pawn, knight, bishop, rook, queen
@@ -84,12 +89,11 @@ F_ISOLATED = F_DOUBLED + 1
 F_PASSED = F_ISOLATED + 1       # 8: by rank
 F_ENDGAME_KING = F_PASSED + 8
 N_FEATURES = F_ENDGAME_KING + 1
-WEIGHT_GROUPS = {"material": range(F_MATERIAL, F_PLACEMENT),
-                 "placement": range(F_PLACEMENT, F_MOBILITY),
-                 "mobility": range(F_MOBILITY, F_EXPOSURE),
-                 "king": range(F_EXPOSURE, F_DOUBLED),
-                 "pawns": range(F_DOUBLED, F_ENDGAME_KING),
-                 "endgame": range(F_ENDGAME_KING, N_FEATURES)}
+# the features of each weight group, named in `terms` (the group boundaries in order)
+WEIGHT_GROUPS = dict(zip(WEIGHT_GROUP_NAMES, (
+    range(F_MATERIAL, F_PLACEMENT), range(F_PLACEMENT, F_MOBILITY), range(F_MOBILITY, F_EXPOSURE),
+    range(F_EXPOSURE, F_DOUBLED), range(F_DOUBLED, F_ENDGAME_KING),
+    range(F_ENDGAME_KING, N_FEATURES)), strict=True))
 TERM_FEATURES = {TERM_MOBILITY: WEIGHT_GROUPS["mobility"],
                  TERM_KING_EXPOSURE: WEIGHT_GROUPS["king"],
                  TERM_PAWNS: WEIGHT_GROUPS["pawns"],

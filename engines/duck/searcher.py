@@ -33,8 +33,8 @@ from engines.duck.board import (
     UNDO_SIZE,
     with_duck,
 )
-from engines.duck.evaluation import TERM_MOBILITY, TERM_PAWNS
 from engines.duck.rules import DEFAULT_HASH_MB, MAX_HASH_MB, SELECTIVE_PIECES
+from engines.duck.terms import TERM_MOBILITY, TERM_PAWNS
 from engines.search_common import (
     C_ABORTED,
     C_NODE_LIMIT,

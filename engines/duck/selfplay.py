@@ -16,29 +16,9 @@ from dataclasses import dataclass
 from typing import Optional
 
 from engines.base import Limits
-from engines.duck.evaluation import TERM_ENDGAME_KING, TERM_KING_EXPOSURE, TERM_MOBILITY, TERM_PAWNS
 from engines.duck.rules import DuckGame
 from engines.duck.searcher import DuckSearcher
 from engines.workpool import LocalPool, WorkPool
-
-TERM_NAMES = {"mobility": TERM_MOBILITY, "king": TERM_KING_EXPOSURE, "pawns": TERM_PAWNS,
-              "endgame": TERM_ENDGAME_KING}
-
-
-def parse_terms(text: str) -> int:
-    """A term mask from names such as "mobility,king" ("none" or "" for none)."""
-    mask = 0
-    for name in filter(None, (part.strip() for part in text.lower().split(","))):
-        if name == "none":
-            continue
-        if name == "all":
-            mask |= sum(TERM_NAMES.values())
-            continue
-        if name not in TERM_NAMES:
-            raise ValueError(f"unknown evaluation term '{name}' (known: "
-                             f"{', '.join(TERM_NAMES)}, all, none)")
-        mask |= TERM_NAMES[name]
-    return mask
 
 
 def random_opening(game, rng: random.Random, plies: int):

@@ -12,7 +12,8 @@ import pytest
 
 from engines.connect4 import book_builder
 from engines.connect4.book_builder import build_book
-from engines.duck.selfplay import match, parse_terms
+from engines.duck.selfplay import match
+from engines.duck.terms import parse_terms
 from tournaments.cluster import ClusterError, open_cluster, parse_address
 
 

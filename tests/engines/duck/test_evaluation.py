@@ -8,19 +8,21 @@ import pytest
 
 from engines.duck import evaluation
 from engines.duck.evaluation import (
-    ALL_TERMS,
     N_FEATURES,
-    TERM_ENDGAME_KING,
     TERM_FEATURES,
-    TERM_KING_EXPOSURE,
-    TERM_MOBILITY,
-    TERM_PAWNS,
     evaluate,
     features,
     weight_vector,
     weights_source,
 )
 from engines.duck.rules import DuckGame
+from engines.duck.terms import (
+    ALL_TERMS,
+    TERM_ENDGAME_KING,
+    TERM_KING_EXPOSURE,
+    TERM_MOBILITY,
+    TERM_PAWNS,
+)
 from tests.engines.duck.conftest import fen_pieces
 
 

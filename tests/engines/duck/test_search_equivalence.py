@@ -7,8 +7,8 @@ multiplied by ~40 duck squares per ply is too large to finish otherwise.
 
 import pytest
 
-from engines.duck.evaluation import ALL_TERMS
 from engines.duck.searcher import SearchBuffers, enumeration_value, exception_value
+from engines.duck.terms import ALL_TERMS
 from tests.engines.duck.conftest import random_positions
 
 

@@ -4,9 +4,9 @@ import math
 
 import pytest
 
-from engines.duck.evaluation import ALL_TERMS, TERM_ENDGAME_KING
 from engines.duck.searcher import DuckSearcher
-from engines.duck.selfplay import MatchResult, match, parse_terms, play_game
+from engines.duck.selfplay import MatchResult, match, play_game
+from engines.duck.terms import ALL_TERMS, TERM_ENDGAME_KING, parse_terms
 
 
 def test_parse_terms():
