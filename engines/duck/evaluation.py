@@ -49,6 +49,7 @@ from engines.duck.terms import (
     TERM_ENDGAME_KING,
     TERM_KING_EXPOSURE,
     TERM_MOBILITY,
+    TERM_NAMES,
     TERM_PAWNS,
     WEIGHT_GROUP_NAMES,
 )
@@ -94,10 +95,8 @@ WEIGHT_GROUPS = dict(zip(WEIGHT_GROUP_NAMES, (
     range(F_MATERIAL, F_PLACEMENT), range(F_PLACEMENT, F_MOBILITY), range(F_MOBILITY, F_EXPOSURE),
     range(F_EXPOSURE, F_DOUBLED), range(F_DOUBLED, F_ENDGAME_KING),
     range(F_ENDGAME_KING, N_FEATURES)), strict=True))
-TERM_FEATURES = {TERM_MOBILITY: WEIGHT_GROUPS["mobility"],
-                 TERM_KING_EXPOSURE: WEIGHT_GROUPS["king"],
-                 TERM_PAWNS: WEIGHT_GROUPS["pawns"],
-                 TERM_ENDGAME_KING: WEIGHT_GROUPS["endgame"]}
+# each term's features: its weight group bears its name
+TERM_FEATURES = {bit: WEIGHT_GROUPS[name] for name, bit in TERM_NAMES.items()}
 
 
 def weight_vector() -> np.ndarray:
