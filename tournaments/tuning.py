@@ -13,8 +13,9 @@ weights). K is fitted first, with the current weights; then the weights of the s
 minimise the mean squared error between result and expected score, plus a ridge pull toward the
 current weights that keeps rarely seen features where they were (Gauss-Newton steps, exact
 for this size). The fit is made with a few strengths of that pull, and the weights kept are those
-with the lowest error on the held-out games. The terms the search leaves off keep their weights,
-and so do the groups the user fixes (`--fixed mobility`: the first fit, on games of 1+0.01,
+with the lowest error on the held-out games. The terms the search leaves off are not part of the
+model: their features count zero (`quiet_positions`), so that features . weights is the evaluation
+the search runs, and their weights stay as they are, as do those of the groups the user fixes (`--fixed mobility`: the first fit, on games of 1+0.01,
 gave the queen -13 per square it reaches and lost 5-38-45 to the old weights; see the README).
 
 Labels from search (`search_scores`, `mallard tune duck --label-nodes N`): game results are
@@ -130,8 +131,21 @@ def _is_loud(state: np.ndarray, move: int) -> bool:
                 or (move >> MOVE_KIND_SHIFT) & 7 == KIND_EN_PASSANT)
 
 
-def quiet_positions(records: list[GameRecord], skip_plies: int = SKIP_PLIES) -> Positions:
-    """The quiet positions of the finished games (module docstring), with their features."""
+def evaluated_columns(terms: int = DEFAULT_TERMS) -> np.ndarray:
+    """The features an evaluation with the term mask counts: material, placement and the
+    features of its terms."""
+    counted = np.ones(evaluation.N_FEATURES, dtype=bool)
+    for term, columns in evaluation.TERM_FEATURES.items():
+        if not terms & term:
+            counted[list(columns)] = False
+    return counted
+
+
+def quiet_positions(records: list[GameRecord], skip_plies: int = SKIP_PLIES,
+                    terms: int = DEFAULT_TERMS) -> Positions:
+    """The quiet positions of the finished games (module docstring), with the features the
+    evaluation with the term mask counts (those of the other terms are zero: a weight of a term
+    the search leaves off, such as king exposure's, must not enter the model)."""
     game = DuckGame()
     rows, results, games, texts = [], [], [], []
     row = np.zeros(evaluation.N_FEATURES, dtype=np.int64)
@@ -159,6 +173,7 @@ def quiet_positions(records: list[GameRecord], skip_plies: int = SKIP_PLIES) -> 
                              f"does not replay: {error}") from None
         counted += 1
     features = np.array(rows, dtype=np.int64).reshape(-1, evaluation.N_FEATURES)
+    features[:, ~evaluated_columns(terms)] = 0
     return Positions(features, np.array(results), np.array(games, dtype=np.int64), counted,
                      texts)
 
@@ -283,10 +298,7 @@ def fit_scale(features: np.ndarray, results: np.ndarray, weights: np.ndarray) ->
 def tuned_columns(terms: int = DEFAULT_TERMS, fixed: tuple[str, ...] = ()) -> np.ndarray:
     """Which weights the fit may move: material, placement and the terms the search uses, less
     the groups named in `fixed` (evaluation.WEIGHT_GROUPS)."""
-    free = np.ones(evaluation.N_FEATURES, dtype=bool)
-    for term, columns in evaluation.TERM_FEATURES.items():
-        if not terms & term:
-            free[list(columns)] = False
+    free = evaluated_columns(terms)
     for name in fixed:
         if name not in evaluation.WEIGHT_GROUPS:
             raise ValueError(f"unknown weight group '{name}' (known: "

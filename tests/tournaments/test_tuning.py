@@ -12,7 +12,10 @@ import numpy as np
 import pytest
 
 from engines.duck import evaluation
+from engines.duck.board import S_SIDE
 from engines.duck.rules import DuckGame
+from engines.duck.searcher import DEFAULT_TERMS
+from engines.duck.terms import TERM_KING_EXPOSURE
 from tournaments import EngineConfig
 from tournaments.records import GameJob, GameRecord, MoveRecord, Opening
 from tournaments.storage import MatchStore
@@ -79,11 +82,23 @@ def test_quiet_positions_are_those_after_two_quiet_moves_past_the_opening(tmp_pa
     taken = quiet_positions(read_games(str(tmp_path / "games.sqlite")), skip_plies=3)
     assert taken.game_count == 3 and len(taken.results) == expected_rows > 0
     assert set(taken.results.tolist()) == {0.0, 0.5, 1.0}
-    # each position's text reads back as the position whose features are its row
+    # each position's text reads back as the position whose features are its row, as the
+    # search's evaluation counts them: the row times the weights is that evaluation for White,
+    # with nothing of the terms it leaves off (king exposure's weight is not zero)
+    assert evaluation.KING_EXPOSURE != 0 and not DEFAULT_TERMS & TERM_KING_EXPOSURE
     row = np.zeros(evaluation.N_FEATURES, dtype=np.int64)
+    weights = evaluation.weight_vector()
+    exposures = 0
     for text, features in zip(taken.texts, taken.features, strict=True):
-        evaluation.features(DuckGame().parse_position(text).state.copy(), row)
+        state = DuckGame().parse_position(text).state.copy()
+        evaluation.features(state, row)
+        exposures += row[evaluation.F_EXPOSURE] != 0
+        row[list(evaluation.WEIGHT_GROUPS["king"])] = 0
+        row[list(evaluation.WEIGHT_GROUPS["endgame"])] = 0
         assert row.tolist() == features.tolist()
+        for_white = 1 if state[S_SIDE] == 0 else -1
+        assert int(features @ weights) == for_white * evaluation.evaluate(state, DEFAULT_TERMS)
+    assert exposures > 0  # so the search's view differs from all the features here
     sample = taken.sample(10, seed=4)
     assert len(sample.texts) == 10 and set(sample.texts) <= set(taken.texts)
     index = taken.texts.index(sample.texts[3])
