@@ -60,7 +60,6 @@ SELECTIVE_PIECES = (
     ("Internal Iterative Reductions", "iir", False),
     ("Quiescence Recaptures", "recaptures", True),
     ("Quiescence Table", "qtable", False),
-    ("PV Patch Reductions", "pvpatches", False),
 )
 
 

@@ -21,18 +21,30 @@ of score and RE separately; an entry answers a window only if both are resolved 
 common score reaches beta, a move the duck blocks on every square still below beta is not searched
 (`_can_matter`): it could only raise squares that are already lower bounds at or above beta.
 
+The principal variation is searched with its duck fixed (`fixed_child`). A full-window
+exception node would have to make its lowest score and RE exact, and every move that beats its
+lowest score so far (often only on the squares that block the best move) is searched again in full:
+about five full-window children a node, so the principal variation branches. Instead, the reply to
+a principal-variation move is searched with the duck on one square: then it is a plain node, the
+best of its moves that square leaves, and only its first move (or one that beats it) continues the
+principal variation. One null-window exception search of the reply then shows that no other duck
+square does better, or names one, which is tried next. So the principal variation is a line again,
+as in chess, and its values stay exact. The square first tried is the one remembered for that
+position (`remember_pv`), else the table's RX. Only the root and these nodes search in full
+windows; every exception node below them is a null-window one.
+
 Selectivity (ctx[C_SELECTIVITY], each piece a bit, SELECT_*): late-move reductions, a null move
 (the side passes its piece move; the duck still moves), futility, reverse futility and late move
 pruning near the leaves, internal iterative reductions (a node the table knows no move for searched
 a ply shallower), and in quiescence delta and losing-capture pruning, from its third ply on
 captures only on the square of the last move (or of a king), and the table (depth 0 entries,
-which never replace a searched node's); at principal-variation nodes, the full-window search of
-a move that beat alpha while the common score stood higher, made shallower. What they skip stays
+which never replace a searched node's). Late-move reductions also work at the fixed-duck nodes
+of the principal variation, a ply less. What they skip stays
 fail-hard: a pruned move counts as worth at most alpha on the squares it is not blocked on (never
 as no move there, which would read as a fowling win), a null-move or reverse-futility cut as beta
 on every square; quiescence may leave out any capture, its standing pat being the floor. The null
-move and the futilities work in null windows only, they, the quiescence pieces and the shallower
-patches away from mate scores.
+move and the futilities work in null windows only, they and the quiescence pieces away from
+mate scores.
 With every bit off the search is exact: it equals the full (piece move, duck square) enumeration
 (`enumeration`).
 
@@ -107,7 +119,9 @@ C_KILLERS = 64                      # 2 per ply
 C_HISTORY = C_KILLERS + 2 * 128     # side * 4096 + from64 * 64 + to64
 C_EVAL_CACHE = C_HISTORY + 2 * 4096  # EVAL_CACHE_SLOTS pairs (key ^ value, value): `static_value`
 EVAL_CACHE_SLOTS = 1 << 13
-CTX_SIZE = C_EVAL_CACHE + 2 * EVAL_CACHE_SLOTS
+C_PV_MEMORY = C_EVAL_CACHE + 2 * EVAL_CACHE_SLOTS  # PV_MEMORY_SLOTS pairs: `remember_pv`
+PV_MEMORY_SLOTS = 1 << 12
+CTX_SIZE = C_PV_MEMORY + 2 * PV_MEMORY_SLOTS
 POLL_MASK = 255  # nodes between stop-flag checks: about 0.3 ms at 800 k nodes/s
 
 # Selectivity, the bits of ctx[C_SELECTIVITY] (0: the exact search the equivalence tests check)
@@ -121,7 +135,6 @@ SELECT_LATE = 64         # near the leaves, quiet moves after the first `late_mo
 SELECT_IIR = 128         # a node the table knows no move for searched a ply shallower
 SELECT_RECAPTURES = 256  # deep in quiescence, only captures on the last move's square (and kings)
 SELECT_QTABLE = 512      # quiescence nodes read and write the table (depth 0 entries)
-SELECT_PV_PATCHES = 1024  # at PV nodes, later moves' full-window searches shallower (patches)
 LMR_FIRST = 3            # the moves searched before any is reduced
 NULL_MIN_DEPTH = 3
 NULL_MIN_MOVES = 16      # fewer piece moves: passing may be what the side cannot do (fowling)
@@ -133,7 +146,7 @@ DELTA_MARGIN = 200       # centipawns beyond the piece taken
 RECAPTURES_FROM = 3      # quiescence plies before `SELECT_RECAPTURES` narrows the captures
 LATE_MAX_DEPTH = 3
 IIR_MIN_DEPTH = 4
-PV_PATCH_REDUCTION = 2   # plies off the full-window search of a patch (`SELECT_PV_PATCHES`)
+FIXED_ATTEMPTS = 6       # duck squares a principal-variation reply is tried with (`fixed_child`)
 KNIGHT_JUMPS = np.array([14, 18, 31, 33, -14, -18, -31, -33], dtype=np.int64)
 KILLER_KEY = 1 << 35     # ordering keys from here up: the table's move, captures, killers
 
@@ -710,8 +723,6 @@ def search(state, undo, moves, order, ex, ctx, tt, busy, stop, ply, depth, alpha
     # selectivity (see SELECT_*): only in null windows, away from mate scores
     selective = ctx[C_SELECTIVITY] if beta - alpha == 1 and abs(beta) < MATE_BOUND else 0
     lmr = (ctx[C_SELECTIVITY] & SELECT_LMR) != 0 and depth >= 3
-    pv_patches = (ctx[C_SELECTIVITY] & SELECT_PV_PATCHES) != 0 and beta - alpha > 1 and \
-        depth - 1 > PV_PATCH_REDUCTION and abs(alpha) < MATE_BOUND and abs(beta) < MATE_BOUND
     static = 0
     if ((selective & SELECT_NULL) != 0 and depth >= NULL_MIN_DEPTH) or \
             ((selective & SELECT_FUTILITY) != 0 and depth <= FUTILITY_MAX_DEPTH) or \
@@ -775,27 +786,21 @@ def search(state, undo, moves, order, ex, ctx, tt, busy, stop, ply, depth, alpha
                 busy[busy_slot] = child_key ^ ctx[C_THREAD_TAG]
         # PVS: after the first move a null window, searched again in full when it fails high;
         # a reduced move that fails high is searched again at full depth first (not the pass).
-        # (One recursive call site, for a fast first compile: see engines/__init__.py.)
-        # With SELECT_PV_PATCHES, at a PV node a move that fails high in its null window while
-        # the common score stands above that bound (most often a patch, for the squares where
-        # the duck blocks the move that holds the common score) gets its full-window search
-        # PV_PATCH_REDUCTION plies shallower, and keeps that value.
+        # (One recursive call site, for a fast first compile: see engines/__init__.py.) The
+        # engine's own full-window nodes are `fixed_child`'s; full windows reach this node only
+        # from the tests and tools that call it directly.
         low = -beta if i <= base else -alpha_eff - 1
-        patch = False
         while True:
             value = search(state, undo, moves, order, ex, ctx, tt, busy, stop, ply + 1,
                            depth - 1 - reduction, low, -alpha_eff)
             if -value <= alpha_eff or ctx[C_ABORTED] or i < base:
                 break
-            if reduction > 0 and not patch:
+            if reduction > 0:
                 reduction = 0
             elif low == -beta:
                 break
             else:
                 low = -beta
-                if pv_patches and -value <= common:
-                    patch = True
-                    reduction = PV_PATCH_REDUCTION
         if busy_slot >= 0 and busy[busy_slot] == state[S_KEY] ^ ctx[C_THREAD_TAG]:
             busy[busy_slot] = 0
         if i < base:
@@ -835,9 +840,164 @@ def search(state, undo, moves, order, ex, ctx, tt, busy, stop, ply, depth, alpha
 
 
 @njit(cache=True, nogil=True, _nrt=False)
+def remember_pv(ctx, key, move, duck):
+    """A fixed-duck node's best move and the duck square played with it, by position key."""
+    slot = C_PV_MEMORY + 2 * (key & (PV_MEMORY_SLOTS - 1))
+    data = move | (duck + 1) << 20
+    ctx[slot] = key ^ data
+    ctx[slot + 1] = data
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def recall_pv(ctx, key):
+    """(move, duck) `remember_pv` holds for the position; (0, -1) when none."""
+    slot = C_PV_MEMORY + 2 * (key & (PV_MEMORY_SLOTS - 1))
+    data = ctx[slot + 1]
+    if data == 0 or ctx[slot] ^ data != key:
+        return 0, -1
+    return data & 0xFFFFF, (data >> 20) - 1
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _next_empty(state, duck, after):
+    """The first empty square after `after` (0x88 order, wrapping) that is not `duck`."""
+    sq = after
+    for _ in range(128):
+        sq = (sq + 1) & 127
+        if sq & 0x88 == 0 and state[sq] == 0 and sq != duck:
+            return sq
+    return -1
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _mover_value(ctx, child, duck):
+    """(value, square) for the mover from an exception search of its child: the child's lowest
+    score and where, or RE and its square when that is the square the mover's duck must leave."""
+    rx = ctx[C_RX]
+    if rx >= 0 and rx == duck:
+        return -ctx[C_RE], ctx[C_RX2]
+    return -child, rx
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def fixed_child(state, undo, moves, order, ex, ctx, tt, busy, stop, ply, depth, alpha, beta,
+                duck, guess):
+    """The mover's value of its piece move just made (state is the child at `ply`, to be
+    searched to `depth`): the best over its duck squares other than `duck` of minus the child's
+    value there, fail-hard in (alpha, beta); ctx[C_RX] is that square (-1: any).
+
+    The child is searched with its duck fixed on one square, first `guess`: a plain PVS node
+    over the piece moves the duck leaves, whose first move's reply is valued the same way, the
+    others by null-window exception searches. Then one null-window exception search of the
+    child asks whether another square does better, and names it if one does. (The node is
+    written out here, not a kernel of its own: a recursive kernel calls itself from one place,
+    see engines/__init__.py, and mutually recursive kernels crash when loaded from the cache.)"""
+    if depth < 1:
+        child = search(state, undo, moves, order, ex, ctx, tt, busy, stop, ply, depth, -beta,
+                       -alpha)
+        value, square = _mover_value(ctx, child, duck)
+        ctx[C_RX] = square
+        return value
+    key = state[S_KEY]
+    square = guess
+    if square < 0 or square == duck or state[square] != 0:
+        _, rx, rx2 = probe(tt, ctx, key)
+        square = rx if rx != duck else rx2
+        if square < 0 or state[square] != 0:
+            square = _next_empty(state, duck, -1)
+    side = state[S_SIDE]
+    base = ply * MAX_MOVES
+    lmr = (ctx[C_SELECTIVITY] & SELECT_LMR) != 0 and depth >= 3
+    best, best_square = -INF, -1
+    for _ in range(FIXED_ATTEMPTS):
+        low = max(alpha, best)
+        # the child with its duck on `square`, in the window (node_alpha, node_beta)
+        node_alpha, node_beta = -beta, -low
+        count_node(ctx, stop, POLL_MASK)
+        if ctx[C_ABORTED]:
+            return 0
+        if ply > ctx[C_SELDEPTH]:
+            ctx[C_SELDEPTH] = ply
+        node = _terminal(state, ply)
+        if node == 0:
+            pv_move, pv_duck = recall_pv(ctx, key)
+            tt_move = pv_move
+            if tt_move == 0:
+                tt_move, _, _ = probe(tt, ctx, key)
+            end = generate_piece_moves(state, moves, base, square)
+            node = MATE - ply  # no move with the duck there: a fowling win
+            if end > base:
+                _score_moves(state, moves, order, base, end, tt_move, ctx, ply)
+                node, node_move, node_duck = -INF, 0, -1
+                for i in range(base, end):
+                    move = pick_best(moves, order, i, end)
+                    quiet = order[i] < KILLER_KEY - 1
+                    alpha_eff = max(node_alpha, node)
+                    push_piece_move(state, undo, move)
+                    value, reply_duck = -INF, -1
+                    if i > base:
+                        reduction = 0
+                        if lmr and i - base >= LMR_FIRST and quiet:
+                            reduction = LMR_REDUCTION[min(depth, 63), min(i - base, 63)] - 1
+                            reduction = max(0, min(reduction, depth - 2))
+                        while True:
+                            reply = search(state, undo, moves, order, ex, ctx, tt, busy, stop,
+                                           ply + 1, depth - 1 - reduction, -alpha_eff - 1,
+                                           -alpha_eff)
+                            value, reply_duck = _mover_value(ctx, reply, square)
+                            if value <= alpha_eff or ctx[C_ABORTED] or reduction == 0:
+                                break
+                            reduction = 0
+                    if not ctx[C_ABORTED] and \
+                            (i == base or (value > alpha_eff and alpha_eff + 1 < node_beta)):
+                        value = fixed_child(state, undo, moves, order, ex, ctx, tt, busy, stop,
+                                            ply + 1, depth - 1, alpha_eff, node_beta, square,
+                                            pv_duck if move == pv_move else reply_duck)
+                        reply_duck = ctx[C_RX]
+                    pop_move(state, undo)
+                    if ctx[C_ABORTED]:
+                        return 0
+                    if value > node:
+                        node, node_move, node_duck = value, move, reply_duck
+                    if node >= node_beta:
+                        to = (move >> MOVE_TO_SHIFT) & 0x7F
+                        if state[to] == 0 and (move >> MOVE_KIND_SHIFT) & 3 != KIND_EN_PASSANT:
+                            if ctx[C_KILLERS + 2 * ply] != move:
+                                ctx[C_KILLERS + 2 * ply + 1] = ctx[C_KILLERS + 2 * ply]
+                                ctx[C_KILLERS + 2 * ply] = move
+                            h = C_HISTORY + side * 4096 + _index64(move & 0x7F) * 64 + \
+                                _index64(to)
+                            ctx[h] += depth * depth
+                        break
+                if node > node_alpha:
+                    remember_pv(ctx, key, node_move, node_duck)
+                node = max(node, node_alpha)
+        value = -node
+        if value > best:
+            best, best_square = value, square
+        if best >= beta:
+            break
+        low = max(alpha, best)
+        child = search(state, undo, moves, order, ex, ctx, tt, busy, stop, ply, depth, -low - 1,
+                       -low)
+        if ctx[C_ABORTED]:
+            return 0
+        value, better = _mover_value(ctx, child, duck)
+        if value <= low:
+            break  # no square does better than the best found: it is exact (or below alpha)
+        if better < 0 or better == duck or state[better] != 0 or better == square:
+            better = _next_empty(state, duck, square)  # the common score: any such square
+        square = better
+    ctx[C_RX] = best_square
+    return max(best, alpha)
+
+
+@njit(cache=True, nogil=True, _nrt=False)
 def search_root(state, undo, moves, order, ex, ctx, tt, busy, stop, depth, alpha, beta,
                 root_moves, root_values, root_ducks, count):
-    """One iteration over the root's piece moves (legal under the real duck), in the given order.
+    """One iteration over the root's piece moves (legal under the real duck), in the given order:
+the first move's reply, and that of a later move that beats it in a null window, valued with a
+fixed duck (`fixed_child`).
 
     Fills root_values (fail-hard in (alpha, beta)) and root_ducks (the duck square to play with
     each move, -1 when any free square is as good); returns how many moves were finished.
@@ -845,26 +1005,22 @@ def search_root(state, undo, moves, order, ex, ctx, tt, busy, stop, depth, alpha
     duck = state[S_DUCK]
     best = -INF
     ply_one = 1
+    key = state[S_KEY]
+    pv_move, pv_duck = recall_pv(ctx, key)
     for i in range(count):
         move = root_moves[i]
         alpha_eff = max(alpha, best)
         push_piece_move(state, undo, move)
-        value = 0
-        for attempt in range(2):
-            if i == 0 or attempt == 1:
-                low, high = -beta, -alpha_eff
-            else:
-                low, high = -alpha_eff - 1, -alpha_eff
+        value, new_duck = -INF, -1
+        if i > 0:
             child = search(state, undo, moves, order, ex, ctx, tt, busy, stop, ply_one,
-                           depth - 1, low, high)
-            rx, re, rx2 = ctx[C_RX], ctx[C_RE], ctx[C_RX2]
-            if rx >= 0 and rx == duck:
-                value, new_duck = -re, rx2
-            else:
-                value, new_duck = -child, rx
-            if i == 0 or attempt == 1 or not (value > alpha_eff and alpha_eff + 1 < beta) \
-                    or ctx[C_ABORTED]:
-                break
+                           depth - 1, -alpha_eff - 1, -alpha_eff)
+            value, new_duck = _mover_value(ctx, child, duck)
+        if not ctx[C_ABORTED] and (i == 0 or (value > alpha_eff and alpha_eff + 1 < beta)):
+            guess = pv_duck if move == pv_move else new_duck
+            value = fixed_child(state, undo, moves, order, ex, ctx, tt, busy, stop, ply_one,
+                                depth - 1, alpha_eff, beta, duck, guess)
+            new_duck = ctx[C_RX]
         pop_move(state, undo)
         if ctx[C_ABORTED]:
             return i
@@ -872,4 +1028,6 @@ def search_root(state, undo, moves, order, ex, ctx, tt, busy, stop, depth, alpha
         root_ducks[i] = new_duck
         if value > best:
             best = value
+            if value > alpha:
+                remember_pv(ctx, key, move, new_duck)
     return count

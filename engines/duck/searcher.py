@@ -57,7 +57,7 @@ SELECTIVITY_BITS = {"lmr": SK.SELECT_LMR, "null": SK.SELECT_NULL, "futility": SK
                     "delta": SK.SELECT_DELTA, "losing": SK.SELECT_LOSING,
                     "reverse": SK.SELECT_REVERSE, "late": SK.SELECT_LATE,
                     "iir": SK.SELECT_IIR, "recaptures": SK.SELECT_RECAPTURES,
-                    "qtable": SK.SELECT_QTABLE, "pvpatches": SK.SELECT_PV_PATCHES}
+                    "qtable": SK.SELECT_QTABLE}
 DEFAULT_SELECTIVITY = sum(SELECTIVITY_BITS[piece] for _, piece, on in SELECTIVE_PIECES if on)
 MAX_DEPTH = 64
 ASPIRATION = 40
@@ -203,16 +203,21 @@ class DuckRoot(RootSearch):
         tt, ctx = self.buffers.tt, self.ctx
         while len(pv) < MAX_DEPTH and current.result() is None and current.key not in seen:
             seen.add(current.key)
-            piece, _, _ = SK.probe(tt, ctx, current.state[S_KEY])
+            # the principal variation's nodes remember their move and duck (`remember_pv`);
+            # below them, the table's move, and the duck where the reply's node is lowest
+            # unless that is where it stands now (-1, the most blocking square, when the reply
+            # is not in the table)
+            piece, duck = SK.recall_pv(ctx, current.state[S_KEY])
+            if piece == 0:
+                piece, _, _ = SK.probe(tt, ctx, current.state[S_KEY])
+                if piece != 0:
+                    child = root_state(current)
+                    undo = np.zeros(2 * UNDO_SIZE, dtype=np.int64)
+                    K.push_piece_move(child, undo, piece & PIECE_MOVE_MASK)
+                    _, rx, rx2 = SK.probe(tt, ctx, child[S_KEY])
+                    duck = rx2 if rx == current.duck and rx >= 0 else rx
             if piece == 0 or piece not in current.piece_moves():
                 break
-            # the duck: where the reply's node is lowest, unless that is where it stands now
-            # (-1, the most blocking square, when the reply is not in the table)
-            child = root_state(current)
-            undo = np.zeros(2 * UNDO_SIZE, dtype=np.int64)
-            K.push_piece_move(child, undo, piece & PIECE_MOVE_MASK)
-            _, rx, rx2 = SK.probe(tt, ctx, child[S_KEY])
-            duck = rx2 if rx == current.duck and rx >= 0 else rx
             next_move = full_move(current, piece, duck)
             pv.append(next_move)
             current = current.play(next_move)
