@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
 import sys
 import threading
 import time
@@ -38,13 +39,17 @@ SHOTS = ROOT / ".cache" / "board-screenshots"
 ENGINE = [sys.executable, "-m", "protocol.cli", "uci"]
 WAIT_MS = 90_000
 LATE_UTTT = ("X;@.....XOO;.X.OOX.X./OXO.OX.XX/...OOX.XX/XOOX...XX/OOX.XOOXX/XO.X..OOX/O.....XXX/"
-             "OX..OOXOO/.OOOXOOXO")  # an engine's first search may load its compiled code
+             "OX..OOXOO/.OOOXOOXO")
 
 
 @pytest.fixture(scope="module")
 def server():
     saved = os.environ.get("PYTHONPATH")
     os.environ["PYTHONPATH"] = str(ROOT)  # the engine subprocesses run this checkout
+    # compiled first: after an edit of the engines' sources their kernels compile again (a
+    # minute or more on a busy machine), which a page's wait must not have to cover
+    subprocess.run([sys.executable, "-m", "protocol.cli", "warmup"], check=True, timeout=900,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     app = create_app(ENGINE)
     listener = _listen("127.0.0.1", 0)
     config = uvicorn.Config(app, log_level="warning", ws="auto", lifespan="on")
