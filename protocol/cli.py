@@ -363,16 +363,24 @@ def _tune(args) -> int:
     from engines.duck import evaluation
     from tournaments import tuning
 
+    if args.labelled_only and (not args.scores or args.label_nodes):
+        raise ValueError("--labelled-only fits the positions --scores FILE holds, searching "
+                         "none: it needs --scores and does not take --label-nodes")
     records = [record for path in args.databases for record in tuning.read_games(path)]
     positions = tuning.quiet_positions(records, args.skip_plies)
     print(f"{positions.game_count} finished games, {len(positions.results)} quiet positions",
           flush=True)
+    if args.labelled_only:
+        known = tuning.read_scores(args.scores)
+        positions = positions.subset([index for index, text in enumerate(positions.texts)
+                                      if text in known])
+        print(f"{len(positions.results)} of them scored in {args.scores}", flush=True)
     if args.sample:
         positions = positions.sample(args.sample, args.seed)
         print(f"{len(positions.results)} of them taken at random", flush=True)
     start = evaluation.weight_vector()
     labels = scale = None
-    if args.label_nodes:
+    if args.label_nodes or args.labelled_only:
         labels, scale = _search_labels(args, positions, start)
 
     def progress(ridge: float, training: float, validation: float) -> None:
@@ -403,7 +411,8 @@ def _tune(args) -> int:
 
 def _search_labels(args, positions, start):
     """(labels, K) for `mallard tune duck --label-nodes N`: this mallard, as a UCI subprocess,
-    searches each position (tournaments.tuning.search_scores)."""
+    searches each position (tournaments.tuning.search_scores) that --scores FILE does not
+    already score (with --labelled-only, FILE scores them all)."""
     import numpy as np
 
     from tournaments import tuning
@@ -411,7 +420,7 @@ def _search_labels(args, positions, start):
     from tournaments.timecontrol import TimeControl
 
     config = EngineConfig(name="labels", command=[sys.executable, "-m", "protocol.cli", "uci"],
-                          tc=TimeControl().with_limits(nodes=args.label_nodes))
+                          tc=TimeControl().with_limits(nodes=args.label_nodes or 1))
     known = tuning.read_scores(args.scores) if args.scores else {}
     step = max(1, len(positions.texts) // 20)
 
@@ -426,8 +435,9 @@ def _search_labels(args, positions, start):
             tuning.write_scores(args.scores, known)
     scale = tuning.fit_scale(positions.features.astype(float), positions.results, start)
     searched = int(np.count_nonzero(~np.isnan(scores)))
+    nodes = f"{args.label_nodes} nodes" if args.label_nodes else f"from {args.scores}"
     print(f"K {scale:.4f}; {searched} positions labelled {args.result_share:g} result + "
-          f"{1 - args.result_share:g} search score ({args.label_nodes} nodes)", flush=True)
+          f"{1 - args.result_share:g} search score ({nodes})", flush=True)
     return tuning.mixed_labels(positions.results, scores, scale, args.result_share), scale
 
 
@@ -705,6 +715,9 @@ def _add_tune(commands) -> None:
     tune.add_argument("--scores", metavar="FILE",
                       help="with --label-nodes: search scores read from FILE where it has "
                            "them, and all written back to it (FEN<tab>score lines)")
+    tune.add_argument("--labelled-only", action="store_true",
+                      help="with --scores, instead of --label-nodes: fit only the positions "
+                           "FILE holds a score for, searching none")
     tune.set_defaults(run=_tune)
 
 

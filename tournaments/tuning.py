@@ -76,7 +76,11 @@ class Positions:
         their order."""
         if count >= len(self.results):
             return self
-        chosen = np.sort(np.array(random.Random(seed).sample(range(len(self.results)), count)))
+        return self.subset(sorted(random.Random(seed).sample(range(len(self.results)), count)))
+
+    def subset(self, chosen: list[int]) -> "Positions":
+        """The positions of the given indices, in that order."""
+        chosen = np.array(chosen, dtype=np.int64)
         return Positions(self.features[chosen], self.results[chosen], self.games[chosen],
                          self.game_count, [self.texts[i] for i in chosen])
 

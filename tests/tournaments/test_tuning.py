@@ -278,6 +278,29 @@ def test_the_command_labels_positions_by_search_and_keeps_the_scores(tmp_path):
     assert evaluation.WEIGHTS_BEGIN in done.stdout
 
 
+def test_the_command_fits_only_the_positions_a_scores_file_holds(tmp_path):
+    # three positions scored by hand (another run's labels): exactly they are fitted, none is
+    # searched, and a refit from the same file gives the same weights
+    rng = random.Random(4)
+    games = [(_random_game(rng, 60, opening=2)[1], ("1-0", "0-1")[index % 2])
+             for index in range(4)]
+    _store(tmp_path / "games.sqlite", games)
+    texts = quiet_positions(read_games(str(tmp_path / "games.sqlite"))).texts
+    chosen = sorted(set(texts))[:3]
+    scores = tmp_path / "scores.txt"
+    write_scores(str(scores), {text: 40.0 * number for number, text in enumerate(chosen)})
+    before = scores.read_text()
+    arguments = ("tune", "duck", str(tmp_path / "games.sqlite"), "--ridges", "1e-6",
+                 "--validation", "0", "--scores", str(scores), "--labelled-only",
+                 "--result-share", "0")
+    done = _mallard(*arguments)
+    assert done.returncode == 0, done.stderr
+    assert f"{sum(text in chosen for text in texts)} of them scored in {scores}" in done.stdout
+    assert f"labelled 0 result + 1 search score (from {scores})" in done.stdout
+    assert "searched" not in done.stdout and scores.read_text() == before
+    assert _mallard(*arguments).stdout == done.stdout
+
+
 @pytest.mark.parametrize("arguments, message", [
     (["tune", "duck", "{tmp}/missing.sqlite"], "no match database '{tmp}/missing.sqlite'"),
     (["tune", "duck", "x.sqlite", "--validation", "1"], "argument --validation: 1.0 is not below 1"),
@@ -288,6 +311,9 @@ def test_the_command_labels_positions_by_search_and_keeps_the_scores(tmp_path):
      "argument --result-share: 1.5 is above 1"),
     (["tune", "duck", "x.sqlite", "--fixed", "mobility,queen"],
      "argument --fixed: unknown weight group 'queen' (known: material, placement, mobility"),
+    (["tune", "duck", "x.sqlite", "--labelled-only"], "--labelled-only fits the positions"),
+    (["tune", "duck", "x.sqlite", "--labelled-only", "--scores", "s.txt", "--label-nodes", "9"],
+     "it needs --scores and does not take --label-nodes"),
 ])
 def test_bad_arguments_are_one_line_and_status_2(tmp_path, arguments, message):
     done = _mallard(*(argument.format(tmp=tmp_path) for argument in arguments))
