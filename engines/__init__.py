@@ -18,7 +18,9 @@ Kernels are plain `@njit(cache=True, nogil=True)` functions, never `inline="alwa
 inlining types the callee again at every call site, which made the first (cold) compile 3-6 times
 slower, while LLVM inlines the small helpers anyway (the bench speeds did not change). For the
 same reason a recursive kernel calls itself from one call site only (a PVS re-search loops back
-to it): numba types the whole function again for each recursive call it resolves. Calls between
+to it): numba types the whole function again for each recursive call it resolves. Kernels are
+never mutually recursive: two that called each other compiled and ran, but crashed the process
+(a segmentation fault) when the next run loaded them from the cache. Calls between
 kernels are typed without their constant arguments (`engines.compile_cache`), so each kernel is
 compiled once per argument types (a version typed for a constant also crashed when a
 recursive kernel was loaded from the cache), and kernels are called with writable arrays only.

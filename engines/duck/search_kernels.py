@@ -890,8 +890,8 @@ def fixed_child(state, undo, moves, order, ex, ctx, tt, busy, stop, ply, depth, 
     over the piece moves the duck leaves, whose first move's reply is valued the same way, the
     others by null-window exception searches. Then one null-window exception search of the
     child asks whether another square does better, and names it if one does. (The node is
-    written out here, not a kernel of its own: a recursive kernel calls itself from one place,
-    see engines/__init__.py, and mutually recursive kernels crash when loaded from the cache.)"""
+    written out here, not a kernel of its own, so that the recursion is one kernel calling
+    itself from one place: see engines/__init__.py.)"""
     if depth < 1:
         child = search(state, undo, moves, order, ex, ctx, tt, busy, stop, ply, depth, -beta,
                        -alpha)
