@@ -89,10 +89,12 @@ def test_search_returns_pyffish_legal_moves_from_random_positions(game):
             position = position.play(move)
 
 
-@pytest.mark.parametrize("depth", [1, 2])
+@pytest.mark.parametrize("depth", [1, 2, 3])
 def test_the_duck_square_played_delivers_the_searched_value(game, depth):
     """The value of the full move played (piece and duck), by plain enumeration one ply less,
-    is the root value: the duck goes where the exception search said it should."""
+    is the root value: the duck goes where the exception search said it should. From depth 2
+    on, the principal variation's replies are searched with their duck fixed (`fixed_child`),
+    which chooses that square."""
     searcher = DuckSearcher(game, hash_mb=4, quiescence=False)
     checked = 0
     for position in random_positions(game, 25, 11 + depth):
