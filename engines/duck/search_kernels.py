@@ -28,10 +28,12 @@ about five full-window children a node, so the principal variation branches. Ins
 a principal-variation move is searched with the duck on one square: then it is a plain node, the
 best of its moves that square leaves, and only its first move (or one that beats it) continues the
 principal variation. One null-window exception search of the reply then shows that no other duck
-square does better, or names one, which is tried next. So the principal variation is a line again,
-as in chess, and its values stay exact. The square first tried is the one remembered for that
+square does better, or names one, which is tried next; if that one is beaten too, the reply is
+searched as a full-window exception node after all (in pawn endgames the duck matters on many
+squares, and trying them one by one would open a subtree each). So the principal variation is
+mostly a line again, as in chess, and its values stay exact. The square first tried is the one remembered for that
 position (`remember_pv`), else the table's RX. Only the root and these nodes search in full
-windows; every exception node below them is a null-window one.
+windows, with those few exceptions.
 
 Selectivity (ctx[C_SELECTIVITY], each piece a bit, SELECT_*): late-move reductions, a null move
 (the side passes its piece move; the duck still moves), futility, reverse futility and late move
@@ -146,7 +148,7 @@ DELTA_MARGIN = 200       # centipawns beyond the piece taken
 RECAPTURES_FROM = 3      # quiescence plies before `SELECT_RECAPTURES` narrows the captures
 LATE_MAX_DEPTH = 3
 IIR_MIN_DEPTH = 4
-FIXED_ATTEMPTS = 6       # duck squares a principal-variation reply is tried with (`fixed_child`)
+FIXED_ATTEMPTS = 2       # duck squares a principal-variation reply is tried with (`fixed_child`)
 KNIGHT_JUMPS = np.array([14, 18, 31, 33, -14, -18, -31, -33], dtype=np.int64)
 KILLER_KEY = 1 << 35     # ordering keys from here up: the table's move, captures, killers
 
@@ -889,7 +891,8 @@ def fixed_child(state, undo, moves, order, ex, ctx, tt, busy, stop, ply, depth, 
     The child is searched with its duck fixed on one square, first `guess`: a plain PVS node
     over the piece moves the duck leaves, whose first move's reply is valued the same way, the
     others by null-window exception searches. Then one null-window exception search of the
-    child asks whether another square does better, and names it if one does. (The node is
+    child asks whether another square does better, and names it if one does; when the second
+    square is beaten too, a full-window exception search of the child decides. (The node is
     written out here, not a kernel of its own, so that the recursion is one kernel calling
     itself from one place: see engines/__init__.py.)"""
     if depth < 1:
@@ -909,7 +912,7 @@ def fixed_child(state, undo, moves, order, ex, ctx, tt, busy, stop, ply, depth, 
     base = ply * MAX_MOVES
     lmr = (ctx[C_SELECTIVITY] & SELECT_LMR) != 0 and depth >= 3
     best, best_square = -INF, -1
-    for _ in range(FIXED_ATTEMPTS):
+    for attempt in range(FIXED_ATTEMPTS):
         low = max(alpha, best)
         # the child with its duck on `square`, in the window (node_alpha, node_beta)
         node_alpha, node_beta = -beta, -low
@@ -985,6 +988,18 @@ def fixed_child(state, undo, moves, order, ex, ctx, tt, busy, stop, ply, depth, 
         value, better = _mover_value(ctx, child, duck)
         if value <= low:
             break  # no square does better than the best found: it is exact (or below alpha)
+        if attempt + 1 == FIXED_ATTEMPTS:
+            # squares keep doing better (where the duck matters everywhere, as in pawn
+            # endgames, each try would open a whole subtree): the exception search values
+            # them all at once
+            child = search(state, undo, moves, order, ex, ctx, tt, busy, stop, ply, depth,
+                           -beta, -low)
+            if ctx[C_ABORTED]:
+                return 0
+            value, better = _mover_value(ctx, child, duck)
+            if value > best:
+                best, best_square = value, better
+            break
         if better < 0 or better == duck or state[better] != 0 or better == square:
             better = _next_empty(state, duck, square)  # the common score: any such square
         square = better
