@@ -419,6 +419,7 @@ def _search_labels(args, positions, start):
     from tournaments.players import EngineConfig
     from tournaments.timecontrol import TimeControl
 
+    # with --labelled-only every position is in FILE and the engine is never started
     config = EngineConfig(name="labels", command=[sys.executable, "-m", "protocol.cli", "uci"],
                           tc=TimeControl().with_limits(nodes=args.label_nodes or 1))
     known = tuning.read_scores(args.scores) if args.scores else {}

@@ -14,9 +14,10 @@ minimise the mean squared error between result and expected score, plus a ridge 
 current weights that keeps rarely seen features where they were (Gauss-Newton steps, exact
 for this size). The fit is made with a few strengths of that pull, and the weights kept are those
 with the lowest error on the held-out games. The terms the search leaves off are not part of the
-model: their features count zero (`quiet_positions`), so that features . weights is the evaluation
-the search runs, and their weights stay as they are, as do those of the groups the user fixes (`--fixed mobility`: the first fit, on games of 1+0.01,
-gave the queen -13 per square it reaches and lost 5-38-45 to the old weights; see the README).
+model: their features count zero (`quiet_positions`), so that features . weights is the
+evaluation the search runs. Their weights stay as they are, as do those of the groups the user
+fixes (`--fixed mobility`: the first fit, on games of 1+0.01, gave the queen -13 per square it
+reaches and lost 5-38-45 to the old weights; see the README).
 
 Labels from search (`search_scores`, `mallard tune duck --label-nodes N`): game results are
 weak labels (K is about 0.2 on games of 1+0.01: a position's evaluation predicts little of how
