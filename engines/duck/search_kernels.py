@@ -261,6 +261,27 @@ def _score_moves(state, moves, order, start, end, tt_move, ctx, ply):
         order[i] = key
 
 
+@njit(cache=True, nogil=True, _nrt=False)
+def _late_reduction(depth, number, on_pv):
+    """Plies taken off the search of the `number`-th move (from 0) at a node of `depth`, one
+    less on the principal variation, leaving at least one ply."""
+    reduction = LMR_REDUCTION[min(depth, 63), min(number, 63)] - on_pv
+    return max(0, min(reduction, depth - 2))
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _credit_cut(state, ctx, ply, depth, move):
+    """A move cut the node at `ply` off: a quiet one becomes its first killer and gains
+    history (depth squared)."""
+    to = (move >> MOVE_TO_SHIFT) & 0x7F
+    if state[to] == 0 and (move >> MOVE_KIND_SHIFT) & 3 != KIND_EN_PASSANT:
+        if ctx[C_KILLERS + 2 * ply] != move:
+            ctx[C_KILLERS + 2 * ply + 1] = ctx[C_KILLERS + 2 * ply]
+            ctx[C_KILLERS + 2 * ply] = move
+        ctx[C_HISTORY + state[S_SIDE] * 4096 + _index64(move & 0x7F) * 64 + _index64(to)] += \
+            depth * depth
+
+
 # The exception list of a node: a circular doubly linked list through arrays indexed by square,
 # in the node's slice of `ex` (base lb = ply * EX_STRIDE): NEXT/PREV links (HEAD is the list's
 # anchor; next[sq] == -1 means sq is not in the list), SCORE and MOVE per square. Membership is
@@ -721,7 +742,6 @@ def search(state, undo, moves, order, ex, ctx, tt, busy, stop, ply, depth, alpha
     common_move = 0
     lowest = NO_MOVE
     cut = False
-    side = state[S_SIDE]
     # selectivity (see SELECT_*): only in null windows, away from mate scores
     selective = ctx[C_SELECTIVITY] if beta - alpha == 1 and abs(beta) < MATE_BOUND else 0
     lmr = (ctx[C_SELECTIVITY] & SELECT_LMR) != 0 and depth >= 3
@@ -773,8 +793,7 @@ def search(state, undo, moves, order, ex, ctx, tt, busy, stop, ply, depth, alpha
                 continue
             if lmr and i - base >= LMR_FIRST and quiet:
                 # a late quiet move: shallower first, less so on the principal variation
-                reduction = LMR_REDUCTION[min(depth, 63), min(i - base, 63)] - (beta - alpha > 1)
-                reduction = max(0, min(reduction, depth - 2))
+                reduction = _late_reduction(depth, i - base, 1 if beta - alpha > 1 else 0)
             push_piece_move(state, undo, move)
             if busy_mask:
                 child_key = state[S_KEY]
@@ -822,13 +841,7 @@ def search(state, undo, moves, order, ex, ctx, tt, busy, stop, ply, depth, alpha
                                                     common_move, lowest)
         if lowest >= beta:
             cut = True
-            to = (move >> MOVE_TO_SHIFT) & 0x7F
-            if state[to] == 0 and (move >> MOVE_KIND_SHIFT) & 3 != KIND_EN_PASSANT:
-                if ctx[C_KILLERS + 2 * ply] != move:
-                    ctx[C_KILLERS + 2 * ply + 1] = ctx[C_KILLERS + 2 * ply]
-                    ctx[C_KILLERS + 2 * ply] = move
-                h = C_HISTORY + side * 4096 + _index64(move & 0x7F) * 64 + _index64(to)
-                ctx[h] += depth * depth
+            _credit_cut(state, ctx, ply, depth, move)
             break
     if not cut:  # duck squares where no move is legal: the side to move wins
         sq = ex[lb + EX_NEXT + HEAD]
@@ -908,7 +921,6 @@ def fixed_child(state, undo, moves, order, ex, ctx, tt, busy, stop, ply, depth, 
         square = rx if rx != duck else rx2
         if square < 0 or state[square] != 0:
             square = _next_empty(state, duck, -1)
-    side = state[S_SIDE]
     base = ply * MAX_MOVES
     lmr = (ctx[C_SELECTIVITY] & SELECT_LMR) != 0 and depth >= 3
     best, best_square = -INF, -1
@@ -941,8 +953,7 @@ def fixed_child(state, undo, moves, order, ex, ctx, tt, busy, stop, ply, depth, 
                     if i > base:
                         reduction = 0
                         if lmr and i - base >= LMR_FIRST and quiet:
-                            reduction = LMR_REDUCTION[min(depth, 63), min(i - base, 63)] - 1
-                            reduction = max(0, min(reduction, depth - 2))
+                            reduction = _late_reduction(depth, i - base, 1)
                         while True:
                             reply = search(state, undo, moves, order, ex, ctx, tt, busy, stop,
                                            ply + 1, depth - 1 - reduction, -alpha_eff - 1,
@@ -963,14 +974,7 @@ def fixed_child(state, undo, moves, order, ex, ctx, tt, busy, stop, ply, depth, 
                     if value > node:
                         node, node_move, node_duck = value, move, reply_duck
                     if node >= node_beta:
-                        to = (move >> MOVE_TO_SHIFT) & 0x7F
-                        if state[to] == 0 and (move >> MOVE_KIND_SHIFT) & 3 != KIND_EN_PASSANT:
-                            if ctx[C_KILLERS + 2 * ply] != move:
-                                ctx[C_KILLERS + 2 * ply + 1] = ctx[C_KILLERS + 2 * ply]
-                                ctx[C_KILLERS + 2 * ply] = move
-                            h = C_HISTORY + side * 4096 + _index64(move & 0x7F) * 64 + \
-                                _index64(to)
-                            ctx[h] += depth * depth
+                        _credit_cut(state, ctx, ply, depth, move)
                         break
                 if node > node_alpha:
                     remember_pv(ctx, key, node_move, node_duck)
@@ -1011,8 +1015,8 @@ def fixed_child(state, undo, moves, order, ex, ctx, tt, busy, stop, ply, depth, 
 def search_root(state, undo, moves, order, ex, ctx, tt, busy, stop, depth, alpha, beta,
                 root_moves, root_values, root_ducks, count):
     """One iteration over the root's piece moves (legal under the real duck), in the given order:
-the first move's reply, and that of a later move that beats it in a null window, valued with a
-fixed duck (`fixed_child`).
+    the first move's reply, and that of a later move that beats it in a null window, valued with
+    a fixed duck (`fixed_child`).
 
     Fills root_values (fail-hard in (alpha, beta)) and root_ducks (the duck square to play with
     each move, -1 when any free square is as good); returns how many moves were finished.
