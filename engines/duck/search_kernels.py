@@ -17,7 +17,12 @@ is where the duck already stands.
 Windows: every per-square value is fail-hard with respect to the node's (alpha, beta): exact
 inside it, an upper bound at or below alpha, a lower bound at or above beta. Alpha and the
 cut-off use the lowest V(k) so far. The table is keyed without the duck and stores the bound type
-of score and RE separately; an entry answers a window only if both are resolved for it. Once the
+of score and RE separately; an entry answers a window only if both are resolved for it. A
+position's bucket holds two entries: the first keeps the deepest result of the current search, the
+second takes whatever a shallower search stores (`_replacement`). A deep entry often cannot answer
+a later, shallower window, and a single entry then went back and forth between the two results,
+each search repeating the other's work (with a second thread, a ply deeper, 30 times the nodes in
+a pawn endgame). Once the
 common score reaches beta, a move the duck blocks on every square still below beta is not searched
 (`_can_matter`): it could only raise squares that are already lower bounds at or above beta.
 
@@ -117,6 +122,7 @@ C_RX, C_RE, C_RX2, C_QUIESCENCE_PLY_LIMIT, C_EVAL_TERMS, C_QNODES = 8, 9, 10, 11
 C_BUSY_MASK = 14                    # threads: the mask of `busy` (0: no other thread searches)
 C_THREAD_TAG = 15                   # threads: this thread's mark, XORed into the keys in `busy`
 C_QUIESCENCE_START = 16             # the ply the running quiescence search started at
+C_TT_GENERATION = 17                # the search's number (8 bits), stored in its table entries
 C_KILLERS = 64                      # 2 per ply
 C_HISTORY = C_KILLERS + 2 * 128     # side * 4096 + from64 * 64 + to64
 C_EVAL_CACHE = C_HISTORY + 2 * 4096  # EVAL_CACHE_SLOTS pairs (key ^ value, value): `static_value`
@@ -186,6 +192,8 @@ HEAD = 128      # the exception list's anchor (not a square)
 EX_NEXT, EX_PREV, EX_SCORE, EX_MOVE = 0, 129, 258, 386
 EX_STRIDE = 516  # per ply: next[129], prev[129], score[128], move[128]
 TT_WORDS = 4    # key, data (`pack_entry`), score, re
+BUCKET_ENTRIES = 2  # a bucket: the depth-preferred entry, then the always-replaced one
+BUCKET_WORDS = BUCKET_ENTRIES * TT_WORDS
 EXACT, LOWER, UPPER = 0, 1, 2
 HASHFULL_SAMPLE = 4000  # entries
 
@@ -476,10 +484,10 @@ def _child_terms(state, ctx, value):
 # data word (`pack_entry`), the score and RE (mate scores relative to the node). The data word's
 # fields are read and written here only.
 @njit(cache=True, nogil=True, _nrt=False)
-def pack_entry(move, depth, flags, rx, rx2):
-    """The data word: move | depth << 20 | flags << 28 | (rx + 1) << 32 | (rx2 + 1) << 40
-    (flags: the bound type of the score, then of RE << 2; rx, rx2 may be -1)."""
-    return move | depth << 20 | flags << 28 | (rx + 1) << 32 | (rx2 + 1) << 40
+def pack_entry(move, depth, flags, rx, rx2, generation):
+    """The data word: move | depth << 20 | flags << 28 | (rx + 1) << 32 | (rx2 + 1) << 40 |
+    generation << 48 (flags: the bound type of the score, then of RE << 2; rx, rx2 may be -1)."""
+    return move | depth << 20 | flags << 28 | (rx + 1) << 32 | (rx2 + 1) << 40 | generation << 48
 
 
 @njit(cache=True, nogil=True, _nrt=False)
@@ -491,8 +499,19 @@ def unpack_entry(data):
 
 @njit(cache=True, nogil=True, _nrt=False)
 def _slot(ctx, key):
-    """Where the entry of the position `key` starts in the table."""
-    return (key & ctx[C_TT_MASK]) * TT_WORDS
+    """Where the bucket of the position `key` starts in the table."""
+    return (key & ctx[C_TT_MASK]) * BUCKET_WORDS
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _replacement(tt, ctx, key, depth):
+    """The entry a result of `depth` for the position `key` goes to: the bucket's first, unless
+    that holds a deeper result of this search (of any position), which it keeps."""
+    slot = _slot(ctx, key)
+    data = tt[slot + 1]  # read unchecked: a torn entry only misplaces one store
+    if depth < (data >> 20) & 0xFF and (data >> 48) & 0xFF == ctx[C_TT_GENERATION]:
+        return slot + TT_WORDS
+    return slot
 
 
 @njit(cache=True, nogil=True, _nrt=False)
@@ -508,25 +527,28 @@ def _read_entry(tt, slot, key):
 
 @njit(cache=True, nogil=True, _nrt=False)
 def probe(tt, ctx, key):
-    """(move, rx, rx2) the table holds for the position `key`; (0, -1, -1) when none."""
-    data, _, _ = _read_entry(tt, _slot(ctx, key), key)
-    if data < 0:
-        return 0, -1, -1
-    move, _, _, rx, rx2 = unpack_entry(data)
-    return move, rx, rx2
+    """(move, rx, rx2) the table holds for the position `key` (its deeper entry first);
+    (0, -1, -1) when none."""
+    slot = _slot(ctx, key)
+    for at in range(slot, slot + BUCKET_WORDS, TT_WORDS):
+        data, _, _ = _read_entry(tt, at, key)
+        if data >= 0:
+            move, _, _, rx, rx2 = unpack_entry(data)
+            return move, rx, rx2
+    return 0, -1, -1
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def _store(tt, ctx, key, ply, depth, move, score, re, rx, rx2, alpha, beta):
-    slot = _slot(ctx, key)
+def _store(tt, ctx, at, key, ply, depth, move, score, re, rx, rx2, alpha, beta):
+    """Write the entry at `at` (`_replacement`)."""
     flags = _bound(score, alpha, beta) | _bound(re, alpha, beta) << 2
-    data = pack_entry(move, depth, flags, rx, rx2)
+    data = pack_entry(move, depth, flags, rx, rx2, ctx[C_TT_GENERATION])
     stored_score = score_to_table(score, ply, MATE_BOUND)
     stored_re = score_to_table(re, ply, MATE_BOUND)
-    tt[slot] = key ^ data ^ stored_score ^ stored_re
-    tt[slot + 1] = data
-    tt[slot + 2] = stored_score
-    tt[slot + 3] = stored_re
+    tt[at] = key ^ data ^ stored_score ^ stored_re
+    tt[at + 1] = data
+    tt[at + 2] = stored_score
+    tt[at + 3] = stored_re
 
 
 @njit(cache=True, nogil=True, _nrt=False)
@@ -534,17 +556,24 @@ def _table_answer(tt, ctx, key, ply, depth, alpha, beta):
     """What the table holds for the node `key` of `depth` (0: quiescence) in (alpha, beta):
     (answered, move, score, rx, re, rx2); answered when the entry is deep enough (its own depth,
     or any deeper one unless ctx[C_TT_SAME_DEPTH]) and both its score and RE are resolved for
-    the window. The move (0: none) orders the node's moves either way."""
-    data, stored_score, stored_re = _read_entry(tt, _slot(ctx, key), key)
-    if data < 0:
-        return False, 0, 0, -1, 0, -1
-    move, stored_depth, flags, rx, rx2 = unpack_entry(data)
-    if stored_depth == depth or (stored_depth > depth and not ctx[C_TT_SAME_DEPTH]):
-        score = score_from_table(stored_score, ply, MATE_BOUND)
-        re = score_from_table(stored_re, ply, MATE_BOUND)
-        if _resolved(score, flags & 3, alpha, beta) and _resolved(re, flags >> 2, alpha, beta):
-            return True, move, score, rx, re, rx2
-    return False, move, 0, -1, 0, -1
+    the window; either of the bucket's entries may answer. The move (0: none; the deeper
+    entry's first) orders the node's moves either way."""
+    slot = _slot(ctx, key)
+    first_move = -1
+    for at in range(slot, slot + BUCKET_WORDS, TT_WORDS):
+        data, stored_score, stored_re = _read_entry(tt, at, key)
+        if data < 0:
+            continue
+        move, stored_depth, flags, rx, rx2 = unpack_entry(data)
+        if first_move < 0:
+            first_move = move
+        if stored_depth == depth or (stored_depth > depth and not ctx[C_TT_SAME_DEPTH]):
+            score = score_from_table(stored_score, ply, MATE_BOUND)
+            re = score_from_table(stored_re, ply, MATE_BOUND)
+            if _resolved(score, flags & 3, alpha, beta) and \
+                    _resolved(re, flags >> 2, alpha, beta):
+                return True, move, score, rx, re, rx2
+    return False, max(first_move, 0), 0, -1, 0, -1
 
 
 @njit(cache=True, nogil=True, _nrt=False)
@@ -682,9 +711,11 @@ def quiescence(state, undo, moves, order, ex, ctx, tt, stop, ply, alpha, beta):
         if lowest >= beta:
             break
     score, best = _finish(ex, lb, common, common_move, ctx)
-    # never over a searched node's entry (depth 1 or more)
-    if use_table and unpack_entry(tt[_slot(ctx, key) + 1])[1] == 0:
-        _store(tt, ctx, key, ply, 0, best, score, ctx[C_RE], ctx[C_RX], ctx[C_RX2], alpha, beta)
+    if use_table:
+        at = _replacement(tt, ctx, key, 0)
+        if unpack_entry(tt[at + 1])[1] == 0:  # never over a searched node's entry (depth 1 up)
+            _store(tt, ctx, at, key, ply, 0, best, score, ctx[C_RE], ctx[C_RX], ctx[C_RX2],
+                   alpha, beta)
     return score
 
 
@@ -850,7 +881,8 @@ def search(state, undo, moves, order, ex, ctx, tt, busy, stop, ply, depth, alpha
                 ex[lb + EX_SCORE + sq] = MATE - ply
             sq = ex[lb + EX_NEXT + sq]
     score, best = _finish(ex, lb, common, common_move, ctx)
-    _store(tt, ctx, key, ply, depth, best, score, ctx[C_RE], ctx[C_RX], ctx[C_RX2], alpha, beta)
+    _store(tt, ctx, _replacement(tt, ctx, key, depth), key, ply, depth, best, score, ctx[C_RE],
+           ctx[C_RX], ctx[C_RX2], alpha, beta)
     return score
 
 

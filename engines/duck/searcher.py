@@ -67,7 +67,7 @@ class SearchBuffers(ThreadTable):
     """The arrays one search thread works in; the table survives between searches (a helper
     thread's buffers use the main thread's table, `share_table`)."""
 
-    shared_slots = (SK.C_TT_MASK,)
+    shared_slots = (SK.C_TT_MASK, SK.C_TT_GENERATION)
     busy_mask_slot = SK.C_BUSY_MASK
 
     def __init__(self, hash_mb: int = DEFAULT_HASH_MB, table_of: Optional["SearchBuffers"] = None):
@@ -83,7 +83,11 @@ class SearchBuffers(ThreadTable):
         """A fresh table of `hash_mb` MB, its pages touched now (not inside a timed search);
         TableSizeError (the old table kept) when refused."""
         entries = install_hash_table(self, "tt", hash_mb, MAX_HASH_MB, SK.TT_WORDS, 1024)
-        self.ctx[SK.C_TT_MASK] = entries - 1
+        self.ctx[SK.C_TT_MASK] = entries // SK.BUCKET_ENTRIES - 1
+
+    def next_generation(self) -> None:
+        """A new search: the table's deeper entries of earlier ones may be replaced."""
+        self.ctx[SK.C_TT_GENERATION] = (self.ctx[SK.C_TT_GENERATION] + 1) & 0xFF
 
     def clear(self) -> None:
         """Forget what was learnt: the table (its owner's), the move-ordering memory."""
@@ -267,6 +271,7 @@ class DuckSearcher(Searcher):
         if position.result() is not None:
             return SearchResult(None, score=Score.mate(0))
         buffers = self.buffers
+        buffers.next_generation()  # before the helpers take the table's slots (`share_table`)
         settings = dict(quiescence=self.quiescence, same_depth_only=not self.quiescence,
                         eval_terms=self.eval_terms, selectivity=self.selectivity,
                         shared=bool(self.helpers) and not limits.nodes)

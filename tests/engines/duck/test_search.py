@@ -167,18 +167,46 @@ def test_a_table_entry_torn_by_two_writers_answers_for_neither(game):
     searcher = DuckSearcher(game, hash_mb=1)
     tt, ctx = searcher.buffers.tt, searcher.buffers.ctx
     key = np.int64(0x5DEECE66D1234)
-    other = key + np.int64(ctx[SK.C_TT_MASK] + 1)  # the same slot
-    SK._store(tt, ctx, key, 0, 5, 1234, 17, 3, 20, -1, -100, 100)
+    other = key + np.int64(ctx[SK.C_TT_MASK] + 1)  # the same bucket
+    slot = SK._slot(ctx, key)
+    SK._store(tt, ctx, slot, key, 0, 5, 1234, 17, 3, 20, -1, -100, 100)
     assert SK.probe(tt, ctx, key) == (1234, 20, -1)
-    slot = int(key & ctx[SK.C_TT_MASK]) * SK.TT_WORDS
     first = tt[slot:slot + SK.TT_WORDS].copy()
-    SK._store(tt, ctx, other, 0, 6, 4321, -40, -50, 33, 34, -100, 100)
+    SK._store(tt, ctx, slot, other, 0, 6, 4321, -40, -50, 33, 34, -100, 100)
     assert SK.probe(tt, ctx, other) == (4321, 33, 34)
     for word in range(1, SK.TT_WORDS):  # the second store's key with one word of the first
         torn = tt[slot:slot + SK.TT_WORDS].copy()
         torn[word] = first[word]
         tt[slot:slot + SK.TT_WORDS] = torn
         assert SK.probe(tt, ctx, other) == (0, -1, -1) and SK.probe(tt, ctx, key) == (0, -1, -1)
+
+
+def test_a_bucket_keeps_the_deeper_entry_and_the_latest_one(game):
+    """A shallower result goes to the bucket's second entry while the first holds a deeper one
+    of this search, so a window only the shallower result resolves is still answered; a new
+    search may replace the deeper entry."""
+    searcher = DuckSearcher(game, hash_mb=1)
+    tt, ctx = searcher.buffers.tt, searcher.buffers.ctx
+    key = np.int64(0x5DEECE66D1234)
+    other = key + np.int64(ctx[SK.C_TT_MASK] + 1)  # the same bucket
+
+    def store(position, depth, move, score):
+        at = SK._replacement(tt, ctx, position, depth)
+        SK._store(tt, ctx, at, position, 0, depth, move, score, score, -1, -1, -100, 100)
+        return at
+
+    slot = SK._slot(ctx, key)
+    assert store(key, 8, 1111, 150) == slot  # a lower bound at depth 8
+    assert store(other, 3, 2222, 17) == slot + SK.TT_WORDS
+    assert SK.probe(tt, ctx, key)[0] == 1111 and SK.probe(tt, ctx, other)[0] == 2222
+    assert SK._table_answer(tt, ctx, key, 0, 4, 200, 201)[0] is False  # 150 is not >= 201
+    assert store(key, 4, 3333, 300) == slot + SK.TT_WORDS  # the other position gives way
+    answered, move, score = SK._table_answer(tt, ctx, key, 0, 4, 200, 201)[:3]
+    assert answered and (move, score) == (3333, 300)
+    assert SK.probe(tt, ctx, key)[0] == 1111  # the deeper entry orders the moves
+    searcher.buffers.next_generation()
+    assert store(other, 1, 4444, 0) == slot
+    assert SK.probe(tt, ctx, other)[0] == 4444 and SK.probe(tt, ctx, key)[0] == 3333
 
 
 def test_a_thread_alone_defers_nothing_it_is_in_itself(game):
@@ -375,12 +403,13 @@ def test_the_quiescence_table_answers_a_node_it_searched_with_its_own_value(game
     again, again_nodes = visit(SK.SELECT_QTABLE)
     assert again == exact and again_nodes == 1
     key = int(root_state(position)[S_KEY])
-    slot = (key & int(buffers.ctx[SK.C_TT_MASK])) * SK.TT_WORDS
-    other_key = key ^ (1 << 50)  # another position in the same slot
-    searched = SK.pack_entry(0, 3, 0, -1, -1)
-    buffers.tt[slot:slot + SK.TT_WORDS] = [other_key ^ searched, searched, 0, 0]
+    slot = SK._slot(buffers.ctx, key)
+    other_key = key ^ (1 << 50)  # other positions in the same bucket
+    searched = SK.pack_entry(0, 3, 0, -1, -1, 0)
+    buffers.tt[slot:slot + SK.BUCKET_WORDS] = [other_key ^ searched, searched, 0, 0,
+                                               other_key ^ 1 ^ searched, searched, 0, 0]
     assert visit(SK.SELECT_QTABLE)[0] == exact
-    assert buffers.tt[slot + 1] == searched
+    assert buffers.tt[slot + 1] == searched and buffers.tt[slot + SK.TT_WORDS + 1] == searched
 
 
 def test_a_move_blocked_on_every_open_square_is_not_searched(game):
