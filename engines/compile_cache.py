@@ -51,7 +51,7 @@ _prebuilt_version: Optional[Path] = None  # PREBUILT_DIR's entry for these sourc
 # Per game and use, one kernel whose cached index tells whether that code was compiled before.
 MARKER_KERNELS = {
     ("cfour", "search"): ("engines.connect4.kernels", "solve_position"),
-    ("duck", "search"): ("engines.duck.search_kernels", "search_root"),
+    ("duck", "search"): ("engines.duck.pv_kernels", "search_root"),
     ("uttt", "search"): ("engines.uttt.search_kernels", "search_root"),
     ("duck", "perft"): ("engines.duck.kernels", "perft"),
     ("uttt", "perft"): ("engines.uttt.kernels", "perft_kernel"),

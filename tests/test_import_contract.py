@@ -17,8 +17,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("engines", "protocol", "tournaments")
-SEARCH_MODULES = ("searcher", "solver", "prover", "search_kernels", "prover_kernels", "selfplay",
-                  "enumeration", "book", "book_builder", "driver")
+SEARCH_MODULES = ("searcher", "solver", "prover", "search_kernels", "pv_kernels", "prover_kernels",
+                  "selfplay", "enumeration", "book", "book_builder", "driver")
 
 
 def _module_name(path: Path) -> str:

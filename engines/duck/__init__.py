@@ -4,7 +4,8 @@ Modules: `board` (the 0x88 board, the state array's layout and the move encoding
 SAN and UCI move texts), `kernels` (numba move generation, make/unmake, perft), `rules` (the
 Python-level `DuckGame` and immutable `DuckPosition`), `evaluation` (the numba evaluation terms),
 `terms` (the evaluation's terms and weight groups by name, without numba), `search_kernels` (the
-numba exception search), `searcher` (the game-interface searcher), `enumeration` (the plain duck
+numba exception search), `pv_kernels` (its principal variation, searched with the duck fixed,
+and its root), `searcher` (the game-interface searcher), `enumeration` (the plain duck
 search the exception search must equal), `selfplay` (in-process matches between two configurations
 of the engine), `bench` (the benchmarks and the bench signature).
 """

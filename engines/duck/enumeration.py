@@ -19,7 +19,12 @@ from engines.duck.kernels import (
     pop_move,
     push_piece_move,
 )
-from engines.duck.search_kernels import C_EVAL_TERMS, C_QUIESCENCE_PLY_LIMIT, _terminal, leaf_value
+from engines.duck.search_kernels import (
+    C_EVAL_TERMS,
+    C_QUIESCENCE_PLY_LIMIT,
+    leaf_value,
+    terminal_score,
+)
 from engines.search_common import C_NODES, INF, MATE
 
 
@@ -39,7 +44,7 @@ def _captures_first(state, moves, start, end):
 @njit(cache=True, nogil=True)
 def enumerate_quiescence(state, undo, moves, ctx, ply, alpha, beta):
     ctx[C_NODES] += 1
-    lost = _terminal(state, ply)
+    lost = terminal_score(state, ply)
     if lost != 0:
         return lost
     base = ply * MAX_MOVES
@@ -83,7 +88,7 @@ def enumerate_search(state, undo, moves, ctx, ply, depth, alpha, beta, quiescenc
         ctx[C_NODES] += 1
         return leaf_value(state, moves, ctx, ply)
     ctx[C_NODES] += 1
-    lost = _terminal(state, ply)
+    lost = terminal_score(state, ply)
     if lost != 0:
         return lost
     duck = state[S_DUCK]

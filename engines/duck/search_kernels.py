@@ -26,19 +26,9 @@ a pawn endgame). Once the
 common score reaches beta, a move the duck blocks on every square still below beta is not searched
 (`_can_matter`): it could only raise squares that are already lower bounds at or above beta.
 
-The principal variation is searched with its duck fixed (`fixed_child`). A full-window
-exception node would have to make its lowest score and RE exact, and every move that beats its
-lowest score so far (often only on the squares that block the best move) is searched again in full:
-about five full-window children a node, so the principal variation branches. Instead, the reply to
-a principal-variation move is searched with the duck on one square: then it is a plain node, the
-best of its moves that square leaves, and only its first move (or one that beats it) continues the
-principal variation. One null-window exception search of the reply then shows that no other duck
-square does better, or names one, which is tried next; if that one is beaten too, the reply is
-searched as a full-window exception node after all (in pawn endgames the duck matters on many
-squares, and trying them one by one would open a subtree each). So the principal variation is
-mostly a line again, as in chess, and its values stay exact. The square first tried is the one remembered for that
-position (`remember_pv`), else the table's RX. Only the root and these nodes search in full
-windows, with those few exceptions.
+The engine's full-window nodes are those of the principal variation, searched with its duck
+fixed, and the root's: `pv_kernels`. The nodes here search null windows but for the few
+exceptions noted there.
 
 Selectivity (ctx[C_SELECTIVITY], each piece a bit, SELECT_*): late-move reductions, a null move
 (the side passes its piece move; the duck still moves), futility, reverse futility and late move
@@ -79,7 +69,6 @@ from engines.duck.board import (
     RAY_DIRECTION,
     RAY_DISTANCE,
     RAY_OFFSET,
-    S_DUCK,
     S_KEY,
     S_KING,
     S_SIDE,
@@ -103,7 +92,6 @@ from engines.search_common import (
     C_ABORTED,
     C_NODES,
     C_SELDEPTH,
-    INF,
     MATE,
     count_node,
     pick_best,
@@ -127,7 +115,7 @@ C_KILLERS = 64                      # 2 per ply
 C_HISTORY = C_KILLERS + 2 * 128     # side * 4096 + from64 * 64 + to64
 C_EVAL_CACHE = C_HISTORY + 2 * 4096  # EVAL_CACHE_SLOTS pairs (key ^ value, value): `static_value`
 EVAL_CACHE_SLOTS = 1 << 13
-C_PV_MEMORY = C_EVAL_CACHE + 2 * EVAL_CACHE_SLOTS  # PV_MEMORY_SLOTS pairs: `remember_pv`
+C_PV_MEMORY = C_EVAL_CACHE + 2 * EVAL_CACHE_SLOTS  # PV_MEMORY_SLOTS pairs: `pv_kernels.remember_pv`
 PV_MEMORY_SLOTS = 1 << 12
 CTX_SIZE = C_PV_MEMORY + 2 * PV_MEMORY_SLOTS
 POLL_MASK = 255  # nodes between stop-flag checks: about 0.3 ms at 800 k nodes/s
@@ -154,7 +142,6 @@ DELTA_MARGIN = 200       # centipawns beyond the piece taken
 RECAPTURES_FROM = 3      # quiescence plies before `SELECT_RECAPTURES` narrows the captures
 LATE_MAX_DEPTH = 3
 IIR_MIN_DEPTH = 4
-FIXED_ATTEMPTS = 2       # duck squares a principal-variation reply is tried with (`fixed_child`)
 KNIGHT_JUMPS = np.array([14, 18, 31, 33, -14, -18, -31, -33], dtype=np.int64)
 KILLER_KEY = 1 << 35     # ordering keys from here up: the table's move, captures, killers
 
@@ -238,7 +225,7 @@ def late_move_count(depth):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def _score_moves(state, moves, order, start, end, tt_move, ctx, ply):
+def score_moves(state, moves, order, start, end, tt_move, ctx, ply):
     """The ordering keys of moves[start:end] into order[start:end]: the table's move, king
     captures, other captures and promotions (most valuable victim, least valuable attacker),
     the killers, then the history of quiet moves."""
@@ -270,7 +257,7 @@ def _score_moves(state, moves, order, start, end, tt_move, ctx, ply):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def _late_reduction(depth, number, on_pv):
+def late_reduction(depth, number, on_pv):
     """Plies taken off the search of the `number`-th move (from 0) at a node of `depth`, one
     less on the principal variation, leaving at least one ply."""
     reduction = LMR_REDUCTION[min(depth, 63), min(number, 63)] - on_pv
@@ -278,7 +265,7 @@ def _late_reduction(depth, number, on_pv):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def _credit_cut(state, ctx, ply, depth, move):
+def credit_cut(state, ctx, ply, depth, move):
     """A move cut the node at `ply` off: a quiet one becomes its first killer and gains
     history (depth squared)."""
     to = (move >> MOVE_TO_SHIFT) & 0x7F
@@ -606,7 +593,7 @@ def static_value(state, ctx):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def _terminal(state, ply):
+def terminal_score(state, ply):
     """Score of a node decided before any move: 0 if it is not decided."""
     if state[S_KING + state[S_SIDE]] < 0:
         return -(MATE - ply)
@@ -650,7 +637,7 @@ def quiescence(state, undo, moves, order, ex, ctx, tt, stop, ply, alpha, beta):
         return _returns(ctx, 0, -1, 0, -1)
     if ply > ctx[C_SELDEPTH]:
         ctx[C_SELDEPTH] = ply
-    lost = _terminal(state, ply)
+    lost = terminal_score(state, ply)
     if lost != 0:
         return _returns(ctx, lost, -1, lost, -1)
     base = ply * MAX_MOVES
@@ -667,7 +654,7 @@ def quiescence(state, undo, moves, order, ex, ctx, tt, stop, ply, alpha, beta):
         if answered:
             return _returns(ctx, score, rx, re, rx2)
     end = generate_captures(state, moves, base)
-    _score_moves(state, moves, order, base, end, tt_move, ctx, ply)
+    score_moves(state, moves, order, base, end, tt_move, ctx, ply)
     lb = ply * EX_STRIDE
     _open_list(ex, lb)
     common = stand
@@ -722,7 +709,7 @@ def quiescence(state, undo, moves, order, ex, ctx, tt, stop, ply, alpha, beta):
 @njit(cache=True, nogil=True, _nrt=False)
 def leaf_value(state, moves, ctx, ply):
     """The depth-0 value without quiescence: lost king, no move at all (a win), or evaluation."""
-    lost = _terminal(state, ply)
+    lost = terminal_score(state, ply)
     if lost != 0:
         return lost
     if not has_piece_move(state, moves, ply * MAX_MOVES):
@@ -750,7 +737,7 @@ def search(state, undo, moves, order, ex, ctx, tt, busy, stop, ply, depth, alpha
         return _returns(ctx, 0, -1, 0, -1)
     if ply > ctx[C_SELDEPTH]:
         ctx[C_SELDEPTH] = ply
-    lost = _terminal(state, ply)
+    lost = terminal_score(state, ply)
     if lost != 0:
         return _returns(ctx, lost, -1, lost, -1)
 
@@ -765,7 +752,7 @@ def search(state, undo, moves, order, ex, ctx, tt, busy, stop, ply, depth, alpha
     end = generate_piece_moves(state, moves, base, -1)
     if end == base:
         return _returns(ctx, MATE - ply, -1, MATE - ply, -1)
-    _score_moves(state, moves, order, base, end, tt_move, ctx, ply)
+    score_moves(state, moves, order, base, end, tt_move, ctx, ply)
 
     lb = ply * EX_STRIDE
     _open_list(ex, lb)
@@ -824,7 +811,7 @@ def search(state, undo, moves, order, ex, ctx, tt, busy, stop, ply, depth, alpha
                 continue
             if lmr and i - base >= LMR_FIRST and quiet:
                 # a late quiet move: shallower first, less so on the principal variation
-                reduction = _late_reduction(depth, i - base, 1 if beta - alpha > 1 else 0)
+                reduction = late_reduction(depth, i - base, 1 if beta - alpha > 1 else 0)
             push_piece_move(state, undo, move)
             if busy_mask:
                 child_key = state[S_KEY]
@@ -839,8 +826,8 @@ def search(state, undo, moves, order, ex, ctx, tt, busy, stop, ply, depth, alpha
         # PVS: after the first move a null window, searched again in full when it fails high;
         # a reduced move that fails high is searched again at full depth first (not the pass).
         # (One recursive call site, for a fast first compile: see engines/__init__.py.) The
-        # engine's own full-window nodes are `fixed_child`'s; full windows reach this node only
-        # from the tests and tools that call it directly.
+        # engine's own full-window nodes are `pv_kernels.fixed_child`'s; full windows reach
+        # this node only from the tests and tools that call it directly.
         low = -beta if i <= base else -alpha_eff - 1
         while True:
             value = search(state, undo, moves, order, ex, ctx, tt, busy, stop, ply + 1,
@@ -872,7 +859,7 @@ def search(state, undo, moves, order, ex, ctx, tt, busy, stop, ply, depth, alpha
                                                     common_move, lowest)
         if lowest >= beta:
             cut = True
-            _credit_cut(state, ctx, ply, depth, move)
+            credit_cut(state, ctx, ply, depth, move)
             break
     if not cut:  # duck squares where no move is legal: the side to move wins
         sq = ex[lb + EX_NEXT + HEAD]
@@ -884,201 +871,3 @@ def search(state, undo, moves, order, ex, ctx, tt, busy, stop, ply, depth, alpha
     _store(tt, ctx, _replacement(tt, ctx, key, depth), key, ply, depth, best, score, ctx[C_RE],
            ctx[C_RX], ctx[C_RX2], alpha, beta)
     return score
-
-
-@njit(cache=True, nogil=True, _nrt=False)
-def remember_pv(ctx, key, move, duck):
-    """A fixed-duck node's best move and the duck square played with it, by position key."""
-    slot = C_PV_MEMORY + 2 * (key & (PV_MEMORY_SLOTS - 1))
-    data = move | (duck + 1) << 20
-    ctx[slot] = key ^ data
-    ctx[slot + 1] = data
-
-
-@njit(cache=True, nogil=True, _nrt=False)
-def recall_pv(ctx, key):
-    """(move, duck) `remember_pv` holds for the position; (0, -1) when none."""
-    slot = C_PV_MEMORY + 2 * (key & (PV_MEMORY_SLOTS - 1))
-    data = ctx[slot + 1]
-    if data == 0 or ctx[slot] ^ data != key:
-        return 0, -1
-    return data & 0xFFFFF, (data >> 20) - 1
-
-
-@njit(cache=True, nogil=True, _nrt=False)
-def _next_empty(state, duck, after):
-    """The first empty square after `after` (0x88 order, wrapping) that is not `duck`."""
-    sq = after
-    for _ in range(128):
-        sq = (sq + 1) & 127
-        if sq & 0x88 == 0 and state[sq] == 0 and sq != duck:
-            return sq
-    return -1
-
-
-@njit(cache=True, nogil=True, _nrt=False)
-def _mover_value(ctx, child, duck):
-    """(value, square) for the mover from an exception search of its child: the child's lowest
-    score and where, or RE and its square when that is the square the mover's duck must leave."""
-    rx = ctx[C_RX]
-    if rx >= 0 and rx == duck:
-        return -ctx[C_RE], ctx[C_RX2]
-    return -child, rx
-
-
-@njit(cache=True, nogil=True, _nrt=False)
-def fixed_child(state, undo, moves, order, ex, ctx, tt, busy, stop, ply, depth, alpha, beta,
-                duck, guess):
-    """The mover's value of its piece move just made (state is the child at `ply`, to be
-    searched to `depth`): the best over its duck squares other than `duck` of minus the child's
-    value there, fail-hard in (alpha, beta); ctx[C_RX] is that square (-1: any).
-
-    The child is searched with its duck fixed on one square, first `guess`: a plain PVS node
-    over the piece moves the duck leaves, whose first move's reply is valued the same way, the
-    others by null-window exception searches. Then one null-window exception search of the
-    child asks whether another square does better, and names it if one does; when the second
-    square is beaten too, a full-window exception search of the child decides. (The node is
-    written out here, not a kernel of its own, so that the recursion is one kernel calling
-    itself from one place: see engines/__init__.py.)"""
-    if depth < 1:
-        child = search(state, undo, moves, order, ex, ctx, tt, busy, stop, ply, depth, -beta,
-                       -alpha)
-        value, square = _mover_value(ctx, child, duck)
-        ctx[C_RX] = square
-        return value
-    key = state[S_KEY]
-    square = guess
-    if square < 0 or square == duck or state[square] != 0:
-        _, rx, rx2 = probe(tt, ctx, key)
-        square = rx if rx != duck else rx2
-        if square < 0 or state[square] != 0:
-            square = _next_empty(state, duck, -1)
-    base = ply * MAX_MOVES
-    lmr = (ctx[C_SELECTIVITY] & SELECT_LMR) != 0 and depth >= 3
-    best, best_square = -INF, -1
-    for attempt in range(FIXED_ATTEMPTS):
-        low = max(alpha, best)
-        # the child with its duck on `square`, in the window (node_alpha, node_beta)
-        node_alpha, node_beta = -beta, -low
-        count_node(ctx, stop, POLL_MASK)
-        if ctx[C_ABORTED]:
-            return 0
-        if ply > ctx[C_SELDEPTH]:
-            ctx[C_SELDEPTH] = ply
-        node = _terminal(state, ply)
-        if node == 0:
-            pv_move, pv_duck = recall_pv(ctx, key)
-            tt_move = pv_move
-            if tt_move == 0:
-                tt_move, _, _ = probe(tt, ctx, key)
-            end = generate_piece_moves(state, moves, base, square)
-            node = MATE - ply  # no move with the duck there: a fowling win
-            if end > base:
-                _score_moves(state, moves, order, base, end, tt_move, ctx, ply)
-                node, node_move, node_duck = -INF, 0, -1
-                for i in range(base, end):
-                    move = pick_best(moves, order, i, end)
-                    quiet = order[i] < KILLER_KEY - 1
-                    alpha_eff = max(node_alpha, node)
-                    push_piece_move(state, undo, move)
-                    value, reply_duck = -INF, -1
-                    if i > base:
-                        reduction = 0
-                        if lmr and i - base >= LMR_FIRST and quiet:
-                            reduction = _late_reduction(depth, i - base, 1)
-                        while True:
-                            reply = search(state, undo, moves, order, ex, ctx, tt, busy, stop,
-                                           ply + 1, depth - 1 - reduction, -alpha_eff - 1,
-                                           -alpha_eff)
-                            value, reply_duck = _mover_value(ctx, reply, square)
-                            if value <= alpha_eff or ctx[C_ABORTED] or reduction == 0:
-                                break
-                            reduction = 0
-                    if not ctx[C_ABORTED] and \
-                            (i == base or (value > alpha_eff and alpha_eff + 1 < node_beta)):
-                        value = fixed_child(state, undo, moves, order, ex, ctx, tt, busy, stop,
-                                            ply + 1, depth - 1, alpha_eff, node_beta, square,
-                                            pv_duck if move == pv_move else reply_duck)
-                        reply_duck = ctx[C_RX]
-                    pop_move(state, undo)
-                    if ctx[C_ABORTED]:
-                        return 0
-                    if value > node:
-                        node, node_move, node_duck = value, move, reply_duck
-                    if node >= node_beta:
-                        _credit_cut(state, ctx, ply, depth, move)
-                        break
-                if node > node_alpha:
-                    remember_pv(ctx, key, node_move, node_duck)
-                node = max(node, node_alpha)
-        value = -node
-        if value > best:
-            best, best_square = value, square
-        if best >= beta:
-            break
-        low = max(alpha, best)
-        child = search(state, undo, moves, order, ex, ctx, tt, busy, stop, ply, depth, -low - 1,
-                       -low)
-        if ctx[C_ABORTED]:
-            return 0
-        value, better = _mover_value(ctx, child, duck)
-        if value <= low:
-            break  # no square does better than the best found: it is exact (or below alpha)
-        if attempt + 1 == FIXED_ATTEMPTS:
-            # squares keep doing better (where the duck matters everywhere, as in pawn
-            # endgames, each try would open a whole subtree): the exception search values
-            # them all at once
-            child = search(state, undo, moves, order, ex, ctx, tt, busy, stop, ply, depth,
-                           -beta, -low)
-            if ctx[C_ABORTED]:
-                return 0
-            value, better = _mover_value(ctx, child, duck)
-            if value > best:
-                best, best_square = value, better
-            break
-        if better < 0 or better == duck or state[better] != 0 or better == square:
-            better = _next_empty(state, duck, square)  # the common score: any such square
-        square = better
-    ctx[C_RX] = best_square
-    return max(best, alpha)
-
-
-@njit(cache=True, nogil=True, _nrt=False)
-def search_root(state, undo, moves, order, ex, ctx, tt, busy, stop, depth, alpha, beta,
-                root_moves, root_values, root_ducks, count):
-    """One iteration over the root's piece moves (legal under the real duck), in the given order:
-    the first move's reply, and that of a later move that beats it in a null window, valued with
-    a fixed duck (`fixed_child`).
-
-    Fills root_values (fail-hard in (alpha, beta)) and root_ducks (the duck square to play with
-    each move, -1 when any free square is as good); returns how many moves were finished.
-    """
-    duck = state[S_DUCK]
-    best = -INF
-    ply_one = 1
-    key = state[S_KEY]
-    pv_move, pv_duck = recall_pv(ctx, key)
-    for i in range(count):
-        move = root_moves[i]
-        alpha_eff = max(alpha, best)
-        push_piece_move(state, undo, move)
-        value, new_duck = -INF, -1
-        if i > 0:
-            child = search(state, undo, moves, order, ex, ctx, tt, busy, stop, ply_one,
-                           depth - 1, -alpha_eff - 1, -alpha_eff)
-            value, new_duck = _mover_value(ctx, child, duck)
-        if not ctx[C_ABORTED] and (i == 0 or (value > alpha_eff and alpha_eff + 1 < beta)):
-            guess = pv_duck if move == pv_move else new_duck
-            value = fixed_child(state, undo, moves, order, ex, ctx, tt, busy, stop, ply_one,
-                                depth - 1, alpha_eff, beta, duck, guess)
-            new_duck = ctx[C_RX]
-        pop_move(state, undo)
-        if ctx[C_ABORTED]:
-            return i
-        root_values[i] = value
-        root_ducks[i] = new_duck
-        if value > best:
-            best = value
-            if value > alpha:
-                remember_pv(ctx, key, move, new_duck)
-    return count

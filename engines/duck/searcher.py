@@ -2,7 +2,7 @@
 
 `DuckSearcher.search` runs the driver's iterative deepening (`engines.driver.deepen`: aspiration
 windows, MultiPV, the watchdog and the reports) over `DuckRoot`, the root of
-`search_kernels.search_root` from one position. On a clock it manages its time
+`pv_kernels.search_root` from one position. On a clock it manages its time
 (`engines.timeman.TimeUse`): it stops deepening early when the best move is stable and thinks
 longer, up to `MAX_STRETCH` budgets, when it changes or the score falls.
 
@@ -22,6 +22,7 @@ import numpy as np
 from engines.base import Limits, Score, Searcher, SearchInfo, SearchResult
 from engines.driver import RootSearch, deepen
 from engines.duck import kernels as K
+from engines.duck import pv_kernels as PV
 from engines.duck import search_kernels as SK
 from engines.duck.board import (
     MAX_MOVES,
@@ -117,7 +118,7 @@ class SearchBuffers(ThreadTable):
         SK.reset_lists(self.ex)
 
     def root(self, state, depth, alpha, beta, root_moves, values, ducks) -> int:
-        return int(SK.search_root(state, self.undo, self.moves, self.order, self.ex, self.ctx,
+        return int(PV.search_root(state, self.undo, self.moves, self.order, self.ex, self.ctx,
                                   self.tt, self.busy, self.stop, depth, alpha, beta, root_moves,
                                   values, ducks, len(root_moves)))
 
@@ -211,7 +212,7 @@ class DuckRoot(RootSearch):
             # below them, the table's move, and the duck where the reply's node is lowest
             # unless that is where it stands now (-1, the most blocking square, when the reply
             # is not in the table)
-            piece, duck = SK.recall_pv(ctx, current.state[S_KEY])
+            piece, duck = PV.recall_pv(ctx, current.state[S_KEY])
             if piece == 0:
                 piece, _, _ = SK.probe(tt, ctx, current.state[S_KEY])
                 if piece != 0:

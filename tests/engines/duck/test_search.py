@@ -20,6 +20,7 @@ from engines.duck.searcher import (
     enumeration_value,
     root_state,
 )
+from engines.search_common import INF
 from tests.engines.duck.conftest import fen_pieces, random_positions
 
 
@@ -220,7 +221,7 @@ def test_a_thread_alone_defers_nothing_it_is_in_itself(game):
         buffers.start(selectivity=DEFAULT_SELECTIVITY, shared=shared)
         moves = np.array(position.piece_moves(), dtype=np.int64)
         values, ducks = np.zeros_like(moves), np.zeros_like(moves)
-        buffers.root(root_state(position), 14, -SK.INF, SK.INF, moves, values, ducks)
+        buffers.root(root_state(position), 14, -INF, INF, moves, values, ducks)
         searched[shared] = (values.tolist(), ducks.tolist(), buffers.nodes)
         if shared:
             assert not buffers.busy.any()  # every mark taken back
@@ -324,7 +325,6 @@ def test_a_pruning_piece_shrinks_the_search(game, piece):
 def test_internal_iterative_reductions_take_a_ply_off_a_node_the_table_knows_no_move_for(game):
     """From depth 4 (`IIR_MIN_DEPTH`) on, a node without a table move is searched as one a ply
     shallower, node for node; once the table holds its move, it is searched at its own depth."""
-    from engines.search_common import INF
 
     position = game.parse_position(BUSY_CENTRE)
 
