@@ -185,9 +185,11 @@ EXACT, LOWER, UPPER = 0, 1, 2
 HASHFULL_SAMPLE = 4000  # entries
 
 
-def used_entries(tt) -> np.ndarray:
-    """Which of the table's first HASHFULL_SAMPLE entries hold a position (`hashfull`'s sample)."""
-    return tt[:HASHFULL_SAMPLE * TT_WORDS:TT_WORDS] != 0
+def used_entries(tt, generation: int) -> np.ndarray:
+    """Which of the table's first HASHFULL_SAMPLE entries hold a position stored by the search
+    of `generation` (`hashfull`'s sample: as Stockfish's, what the running search filled)."""
+    sample = tt[:HASHFULL_SAMPLE * TT_WORDS].reshape(-1, TT_WORDS)
+    return (sample[:, 0] != 0) & ((sample[:, 1] >> 48) & 0xFF == generation)
 
 
 @njit(cache=True, nogil=True, _nrt=False)

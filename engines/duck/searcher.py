@@ -233,7 +233,7 @@ class DuckRoot(RootSearch):
         return to_score(value, SK.MATE_BOUND)
 
     def hashfull(self) -> int:
-        return hashfull(SK.used_entries(self.buffers.tt))
+        return hashfull(SK.used_entries(self.buffers.tt, int(self.ctx[SK.C_TT_GENERATION])))
 
 
 class DuckSearcher(Searcher):

@@ -15,6 +15,7 @@ from engines.duck.board import S_KEY
 from engines.duck.searcher import (
     DEFAULT_SELECTIVITY,
     SELECTIVITY_BITS,
+    DuckRoot,
     DuckSearcher,
     SearchBuffers,
     enumeration_value,
@@ -208,6 +209,18 @@ def test_a_bucket_keeps_the_deeper_entry_and_the_latest_one(game):
     searcher.buffers.next_generation()
     assert store(other, 1, 4444, 0) == slot
     assert SK.probe(tt, ctx, other)[0] == 4444 and SK.probe(tt, ctx, key)[0] == 3333
+
+
+def test_hashfull_counts_what_the_running_search_stored(game):
+    """`hashfull` samples the entries of the current search's generation: a search fills part
+    of a small table, and the next one starts from zero though the old entries stay."""
+    searcher = DuckSearcher(game, hash_mb=1)
+    searcher.search(game.start_position(), Limits(depth=6))
+    root = DuckRoot(searcher.buffers, game.start_position())
+    filled = root.hashfull()
+    assert 0 < filled <= 1000
+    searcher.buffers.next_generation()
+    assert root.hashfull() == 0 and searcher.buffers.tt.any()
 
 
 def test_a_thread_alone_defers_nothing_it_is_in_itself(game):
