@@ -211,8 +211,13 @@ class DuckRoot(RootSearch):
             # the principal variation's nodes remember their move and duck (`remember_pv`);
             # below them, the table's move, and the duck where the reply's node is lowest
             # unless that is where it stands now (-1, the most blocking square, when the reply
-            # is not in the table)
+            # is not in the table). A remembered move can be one the duck now blocks: the node
+            # was first searched with its duck elsewhere, and the square it was given in the
+            # end came from an exception search, which remembers nothing.
+            legal = current.piece_moves()
             piece, duck = PV.recall_pv(ctx, current.state[S_KEY])
+            if piece not in legal:
+                piece = 0
             if piece == 0:
                 piece, _, _ = SK.probe(tt, ctx, current.state[S_KEY])
                 if piece != 0:
@@ -221,7 +226,7 @@ class DuckRoot(RootSearch):
                     K.push_piece_move(child, undo, piece & PIECE_MOVE_MASK)
                     _, rx, rx2 = SK.probe(tt, ctx, child[S_KEY])
                     duck = rx2 if rx == current.duck and rx >= 0 else rx
-            if piece == 0 or piece not in current.piece_moves():
+            if piece == 0 or piece not in legal:
                 break
             next_move = full_move(current, piece, duck)
             pv.append(next_move)

@@ -223,6 +223,19 @@ def test_hashfull_counts_what_the_running_search_stored(game):
     assert root.hashfull() == 0 and searcher.buffers.tt.any()
 
 
+def test_the_principal_variation_goes_past_a_move_the_duck_now_blocks(game):
+    """A principal-variation node remembers the move it found with the duck first tried there;
+    when its duck went elsewhere in the end, that move may be blocked, and the line goes on with
+    the table's move instead of stopping (at depth 7 from the start it stopped after 2 moves)."""
+    searcher = DuckSearcher(game, hash_mb=64)
+    result = searcher.search(game.start_position(), Limits(depth=7))
+    assert len(result.pv) >= 5
+    position = game.start_position()
+    for move in result.pv:
+        assert move in position.legal_moves()
+        position = position.play(move)
+
+
 def test_a_thread_alone_defers_nothing_it_is_in_itself(game):
     """A duck position can come back on its own path (here kings step to and fro): with
     ABDADA's marks on and no other thread, the search must be the one-thread search, move for
