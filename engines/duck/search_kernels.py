@@ -18,13 +18,15 @@ Windows: every per-square value is fail-hard with respect to the node's (alpha, 
 inside it, an upper bound at or below alpha, a lower bound at or above beta. Alpha and the
 cut-off use the lowest V(k) so far. The table is keyed without the duck and stores the bound type
 of score and RE separately; an entry answers a window only if both are resolved for it. A
-position's bucket holds two entries: the first keeps the deepest result of the current search, the
-second takes whatever a shallower search stores (`_replacement`). A deep entry often cannot answer
-a later, shallower window, and a single entry then went back and forth between the two results,
-each search repeating the other's work (with a second thread, a ply deeper, 30 times the nodes in
-a pawn endgame). Once the
-common score reaches beta, a move the duck blocks on every square still below beta is not searched
-(`_can_matter`): it could only raise squares that are already lower bounds at or above beta.
+position's bucket holds two entries: the first keeps the deepest result of the current search,
+the second takes whatever a shallower search stores (`_replacement`). A deep entry often cannot
+answer a later, shallower window, and a single entry then went back and forth between the two
+results, each search repeating the other's work (with a second thread, a ply deeper, 30 times
+the nodes in a pawn endgame).
+
+Once the common score reaches beta, a move the duck blocks on every square still below beta is
+not searched (`_can_matter`): it could only raise squares that are already lower bounds at or
+above beta.
 
 The engine's full-window nodes are those of the principal variation, searched with its duck
 fixed, and the root's: `pv_kernels`. The nodes here search null windows but for the few
@@ -179,6 +181,7 @@ HEAD = 128      # the exception list's anchor (not a square)
 EX_NEXT, EX_PREV, EX_SCORE, EX_MOVE = 0, 129, 258, 386
 EX_STRIDE = 516  # per ply: next[129], prev[129], score[128], move[128]
 TT_WORDS = 4    # key, data (`pack_entry`), score, re
+GENERATION_SHIFT = 48  # where the data word holds its search's generation (8 bits)
 BUCKET_ENTRIES = 2  # a bucket: the depth-preferred entry, then the always-replaced one
 BUCKET_WORDS = BUCKET_ENTRIES * TT_WORDS
 EXACT, LOWER, UPPER = 0, 1, 2
@@ -189,7 +192,7 @@ def used_entries(tt, generation: int) -> np.ndarray:
     """Which of the table's first HASHFULL_SAMPLE entries hold a position stored by the search
     of `generation` (`hashfull`'s sample: as Stockfish's, what the running search filled)."""
     sample = tt[:HASHFULL_SAMPLE * TT_WORDS].reshape(-1, TT_WORDS)
-    return (sample[:, 0] != 0) & ((sample[:, 1] >> 48) & 0xFF == generation)
+    return (sample[:, 0] != 0) & ((sample[:, 1] >> GENERATION_SHIFT) & 0xFF == generation)
 
 
 @njit(cache=True, nogil=True, _nrt=False)
@@ -475,8 +478,10 @@ def _child_terms(state, ctx, value):
 @njit(cache=True, nogil=True, _nrt=False)
 def pack_entry(move, depth, flags, rx, rx2, generation):
     """The data word: move | depth << 20 | flags << 28 | (rx + 1) << 32 | (rx2 + 1) << 40 |
-    generation << 48 (flags: the bound type of the score, then of RE << 2; rx, rx2 may be -1)."""
-    return move | depth << 20 | flags << 28 | (rx + 1) << 32 | (rx2 + 1) << 40 | generation << 48
+    generation << GENERATION_SHIFT (flags: the bound type of the score, then of RE << 2; rx, rx2
+    may be -1)."""
+    return move | depth << 20 | flags << 28 | (rx + 1) << 32 | (rx2 + 1) << 40 | \
+        generation << GENERATION_SHIFT
 
 
 @njit(cache=True, nogil=True, _nrt=False)
@@ -498,7 +503,8 @@ def _replacement(tt, ctx, key, depth):
     that holds a deeper result of this search (of any position), which it keeps."""
     slot = _slot(ctx, key)
     data = tt[slot + 1]  # read unchecked: a torn entry only misplaces one store
-    if depth < (data >> 20) & 0xFF and (data >> 48) & 0xFF == ctx[C_TT_GENERATION]:
+    stored_depth = unpack_entry(data)[1]
+    if depth < stored_depth and (data >> GENERATION_SHIFT) & 0xFF == ctx[C_TT_GENERATION]:
         return slot + TT_WORDS
     return slot
 
