@@ -18,11 +18,12 @@ Windows: every per-square value is fail-hard with respect to the node's (alpha, 
 inside it, an upper bound at or below alpha, a lower bound at or above beta. Alpha and the
 cut-off use the lowest V(k) so far. The table is keyed without the duck and stores the bound type
 of score and RE separately; an entry answers a window only if both are resolved for it. A
-position's bucket holds two entries: the first keeps the deepest result of the current search,
-the second takes whatever a shallower search stores (`_replacement`). A deep entry often cannot
-answer a later, shallower window, and a single entry then went back and forth between the two
-results, each search repeating the other's work (with a second thread, a ply deeper, 30 times
-the nodes in a pawn endgame).
+position's bucket holds two entries, as UTTT's table does: the first keeps the deepest result of
+the current search, the second takes whatever a shallower search stores (`_replacement`; unlike
+UTTT's, a shallower result of the same position does not replace its deeper one). A deep entry
+often cannot answer a later, shallower window, and a single entry then went back and forth
+between the two results, each search repeating the other's work (with a second thread, a ply
+deeper, 30 times the nodes in a pawn endgame).
 
 Once the common score reaches beta, a move the duck blocks on every square still below beta is
 not searched (`_can_matter`): it could only raise squares that are already lower bounds at or

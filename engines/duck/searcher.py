@@ -83,8 +83,8 @@ class SearchBuffers(ThreadTable):
     def set_hash(self, hash_mb: int) -> None:
         """A fresh table of `hash_mb` MB, its pages touched now (not inside a timed search);
         TableSizeError (the old table kept) when refused."""
-        entries = install_hash_table(self, "tt", hash_mb, MAX_HASH_MB, SK.TT_WORDS, 1024)
-        self.ctx[SK.C_TT_MASK] = entries // SK.BUCKET_ENTRIES - 1
+        buckets = install_hash_table(self, "tt", hash_mb, MAX_HASH_MB, SK.BUCKET_WORDS, 512)
+        self.ctx[SK.C_TT_MASK] = buckets - 1
 
     def next_generation(self) -> None:
         """A new search: the table's deeper entries of earlier ones may be replaced."""
