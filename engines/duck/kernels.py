@@ -166,56 +166,56 @@ def generate_piece_moves(state, out, start, duck):
     start_rank = 1 if side == 0 else 6
     last_rank = 7 if side == 0 else 0
     ep = state[S_EP]
-    for rank in range(8):
-        for file in range(8):
-            frm = rank * 16 + file
-            piece = state[frm]
-            if piece == 0 or (piece >> 3) != side:
-                continue
-            kind = piece & 7
-            if kind == PAWN:
-                to = frm + forward
-                promote = (to >> 4) == last_rank
-                if state[to] == 0:
-                    n = _emit_pawn(out, n, frm, to, 0, promote, duck)
-                    if rank == start_rank and state[to + forward] == 0:
-                        n = _emit(out, n, frm | (to + forward) << MOVE_TO_SHIFT
-                                  | KIND_DOUBLE << MOVE_KIND_SHIFT, frm, to + forward, duck)
-                for target in (to - 1, to + 1):
-                    if target & 0x88:
-                        continue
-                    victim = state[target]
-                    if victim != 0 and (victim >> 3) != side:
-                        n = _emit_pawn(out, n, frm, target, 0, promote, duck)
-                    elif target == ep:
-                        n = _emit_pawn(out, n, frm, target, KIND_EN_PASSANT, False, duck)
-            elif kind == KNIGHT or kind == KING:
-                steps = KNIGHT_STEPS if kind == KNIGHT else KING_STEPS
-                for step in steps:
-                    to = frm + step
-                    if to & 0x88:
-                        continue
+    own = state[S_WHITE] if side == 0 else state[S_OCCUPIED] & ~state[S_WHITE]
+    while own != 0:  # lowest bit first: rank by rank, file by file, as a walk of the board
+        b = bitboards.lowest_index(own)
+        own &= own - 1
+        frm = bitboards.bit_square(b)
+        rank = b >> 3
+        kind = state[frm] & 7
+        if kind == PAWN:
+            to = frm + forward
+            promote = (to >> 4) == last_rank
+            if state[to] == 0:
+                n = _emit_pawn(out, n, frm, to, 0, promote, duck)
+                if rank == start_rank and state[to + forward] == 0:
+                    n = _emit(out, n, frm | (to + forward) << MOVE_TO_SHIFT
+                              | KIND_DOUBLE << MOVE_KIND_SHIFT, frm, to + forward, duck)
+            for target in (to - 1, to + 1):
+                if target & 0x88:
+                    continue
+                victim = state[target]
+                if victim != 0 and (victim >> 3) != side:
+                    n = _emit_pawn(out, n, frm, target, 0, promote, duck)
+                elif target == ep:
+                    n = _emit_pawn(out, n, frm, target, KIND_EN_PASSANT, False, duck)
+        elif kind == KNIGHT or kind == KING:
+            steps = KNIGHT_STEPS if kind == KNIGHT else KING_STEPS
+            for step in steps:
+                to = frm + step
+                if to & 0x88:
+                    continue
+                victim = state[to]
+                if victim == 0 or (victim >> 3) != side:
+                    n = _emit(out, n, frm | to << MOVE_TO_SHIFT, frm, to, duck)
+            if kind == KING:
+                n = _castling(state, out, n, frm, side, duck)
+        else:
+            first = 0 if kind == ROOK else 4 if kind == BISHOP else 0
+            last = 4 if kind == ROOK else 8
+            for index in range(first, last):
+                code = ROOK_DIRECTIONS[index] if index < 4 else BISHOP_DIRECTIONS[index - 4]
+                step = STEPS[code]
+                to = frm + step
+                while not (to & 0x88):
                     victim = state[to]
-                    if victim == 0 or (victim >> 3) != side:
+                    if victim == 0:
                         n = _emit(out, n, frm | to << MOVE_TO_SHIFT, frm, to, duck)
-                if kind == KING:
-                    n = _castling(state, out, n, frm, side, duck)
-            else:
-                first = 0 if kind == ROOK else 4 if kind == BISHOP else 0
-                last = 4 if kind == ROOK else 8
-                for index in range(first, last):
-                    code = ROOK_DIRECTIONS[index] if index < 4 else BISHOP_DIRECTIONS[index - 4]
-                    step = STEPS[code]
-                    to = frm + step
-                    while not (to & 0x88):
-                        victim = state[to]
-                        if victim == 0:
+                    else:
+                        if (victim >> 3) != side:
                             n = _emit(out, n, frm | to << MOVE_TO_SHIFT, frm, to, duck)
-                        else:
-                            if (victim >> 3) != side:
-                                n = _emit(out, n, frm | to << MOVE_TO_SHIFT, frm, to, duck)
-                            break
-                        to += step
+                        break
+                    to += step
     return n
 
 
