@@ -300,6 +300,17 @@ def fit_scale(features: np.ndarray, results: np.ndarray, weights: np.ndarray) ->
     return (low + high) / 2
 
 
+def relative_scale(features: np.ndarray, start: np.ndarray, weights: np.ndarray) -> float:
+    """How many times the current evaluation (features . start) the fitted one (features .
+    weights) is over the positions, by least squares. A fit to another engine's or a deeper
+    search's scores can lower the error by stretching every weight alike, which changes no
+    decision of the search; divided by this factor, what is left is what the fit changed."""
+    current = features @ np.asarray(start, dtype=np.float64)
+    fitted = features @ np.asarray(weights, dtype=np.float64)
+    spread = float(current @ current)
+    return float(current @ fitted) / spread if spread > 0 else 1.0
+
+
 def tuned_columns(terms: int = DEFAULT_TERMS, fixed: tuple[str, ...] = ()) -> np.ndarray:
     """Which weights the fit may move: material, placement and the terms the search uses, less
     the groups named in `fixed` (evaluation.WEIGHT_GROUPS)."""

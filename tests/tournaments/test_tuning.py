@@ -27,6 +27,7 @@ from tournaments.tuning import (
     quiet_positions,
     read_games,
     read_scores,
+    relative_scale,
     rewrite_weights,
     search_scores,
     write_scores,
@@ -150,6 +151,31 @@ def test_the_fit_finds_the_weights_that_made_the_labels():
     assert fitted.scale == 0.3
     assert abs(fitted.weights[KNIGHT] - 500) <= 5
     assert fitted.after[1] < 1e-5 < fitted.before[1]
+
+
+def test_a_fit_to_a_stretched_evaluation_says_it_is_a_stretch():
+    # labels of the engine's own evaluation made 1.1 times as large, with one change of shape
+    # (the knight worth 330 before the stretch): the fit finds 1.1 times the weights, and
+    # divided by the factor, the current weights again within 1% (the factor is measured on the
+    # whole evaluation, the knight's change in it), the knight's change kept
+    rng = np.random.default_rng(5)
+    start = evaluation.weight_vector().astype(np.float64)
+    shaped = start.copy()
+    shaped[KNIGHT] = 330
+    count = 6000
+    rows = np.zeros((count, evaluation.N_FEATURES), dtype=np.int64)
+    rows[:, evaluation.F_MATERIAL:evaluation.F_PLACEMENT] = rng.integers(-2, 3, size=(count, 5))
+    labels = 1 / (1 + 10 ** (-0.3 * (rows @ (1.1 * shaped)) / 400))
+    data = Positions(rows, np.full(count, 0.5), np.arange(count) // 10, count // 10)
+    fitted = fit(data, start, ridges=(1e-10,), labels=labels, scale=0.3)
+    stretch = relative_scale(rows.astype(np.float64), start, fitted.weights)
+    assert abs(stretch - 1.1) < 0.02
+    material = fitted.weights[evaluation.F_MATERIAL:evaluation.F_PLACEMENT] / stretch
+    assert abs(material[KNIGHT - evaluation.F_MATERIAL] - 330) <= 5
+    others = np.delete(material / start[evaluation.F_MATERIAL:evaluation.F_PLACEMENT],
+                       KNIGHT - evaluation.F_MATERIAL)
+    assert np.all(np.abs(others - 1) <= 0.01)
+    assert relative_scale(rows.astype(np.float64), start, start) == 1.0
 
 
 def test_labels_mix_the_result_with_the_search_score():
