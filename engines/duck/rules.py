@@ -60,6 +60,7 @@ SELECTIVE_PIECES = (
     ("Internal Iterative Reductions", "iir", False),
     ("Quiescence Recaptures", "recaptures", True),
     ("Quiescence Table", "qtable", False),
+    ("Cover Reductions", "cover", False),
 )
 
 

@@ -36,7 +36,9 @@ exceptions noted there.
 Selectivity (ctx[C_SELECTIVITY], each piece a bit, SELECT_*): late-move reductions, a null move
 (the side passes its piece move; the duck still moves), futility, reverse futility and late move
 pruning near the leaves, internal iterative reductions (a node the table knows no move for searched
-a ply shallower), and in quiescence delta and losing-capture pruning, from its third ply on
+a ply shallower), cover reductions (once the common score holds beta, a quiet move can only
+cover the squares the duck blocks the common move on, and is searched a ply shallower first),
+and in quiescence delta and losing-capture pruning, from its third ply on
 captures only on the square of the last move (or of a king), and the table (depth 0 entries,
 which never replace a searched node's). Late-move reductions also work at the fixed-duck nodes
 of the principal variation, a ply less. What they skip stays
@@ -134,6 +136,7 @@ SELECT_LATE = 64         # near the leaves, quiet moves after the first `late_mo
 SELECT_IIR = 128         # a node the table knows no move for searched a ply shallower
 SELECT_RECAPTURES = 256  # deep in quiescence, only captures on the last move's square (and kings)
 SELECT_QTABLE = 512      # quiescence nodes read and write the table (depth 0 entries)
+SELECT_COVER = 1024      # a quiet move that can only cover the common move's blocked squares: a ply less
 LMR_FIRST = 3            # the moves searched before any is reduced
 NULL_MIN_DEPTH = 3
 NULL_MIN_MOVES = 16      # fewer piece moves: passing may be what the side cannot do (fowling)
@@ -772,6 +775,7 @@ def search(state, undo, moves, order, ex, ctx, tt, busy, stop, ply, depth, alpha
     # selectivity (see SELECT_*): only in null windows, away from mate scores
     selective = ctx[C_SELECTIVITY] if beta - alpha == 1 and abs(beta) < MATE_BOUND else 0
     lmr = (ctx[C_SELECTIVITY] & SELECT_LMR) != 0 and depth >= 3
+    cover = lmr and (ctx[C_SELECTIVITY] & SELECT_COVER) != 0
     static = 0
     if ((selective & SELECT_NULL) != 0 and depth >= NULL_MIN_DEPTH) or \
             ((selective & SELECT_FUTILITY) != 0 and depth <= FUTILITY_MAX_DEPTH) or \
@@ -821,6 +825,11 @@ def search(state, undo, moves, order, ex, ctx, tt, busy, stop, ply, depth, alpha
             if lmr and i - base >= LMR_FIRST and quiet:
                 # a late quiet move: shallower first, less so on the principal variation
                 reduction = late_reduction(depth, i - base, 1 if beta - alpha > 1 else 0)
+            if cover and quiet and i > base and common >= beta:
+                # the common score holds beta: this move can only lift the few squares the duck
+                # blocks the common move on; reduced a ply more (a cover that holds beta is
+                # searched again at full depth, as any reduced move that fails high)
+                reduction = min(reduction + 1, depth - 2)
             push_piece_move(state, undo, move)
             if busy_mask:
                 child_key = state[S_KEY]
