@@ -348,6 +348,23 @@ def test_a_pruning_piece_shrinks_the_search(game, piece):
     assert nodes[True] < nodes[False]
 
 
+def test_cover_reductions_reduce_only_where_late_move_reductions_do(game):
+    """A cover (a quiet move searched once the common score holds beta) is a ply shallower on
+    top of late-move reductions: with them off the search is the same node for node; with them
+    on it is smaller."""
+    position = game.parse_position(BUSY_CENTRE)
+
+    def searched(lmr, cover):
+        searcher = DuckSearcher(game, hash_mb=16)
+        searcher.set_selective("lmr", lmr)
+        searcher.set_selective("cover", cover)
+        result = searcher.search(position, Limits(depth=6))
+        return result.nodes, result.score.value, position.format_move(result.best_move)
+
+    assert searched(False, True) == searched(False, False)
+    assert searched(True, True)[0] < searched(True, False)[0]
+
+
 def test_internal_iterative_reductions_take_a_ply_off_a_node_the_table_knows_no_move_for(game):
     """From depth 4 (`IIR_MIN_DEPTH`) on, a node without a table move is searched as one a ply
     shallower, node for node; once the table holds its move, it is searched at its own depth."""
