@@ -401,8 +401,7 @@ def _tune(args) -> int:
     material = slice(evaluation.F_MATERIAL, evaluation.F_PLACEMENT)
     print(f"{len(moved)} of {len(start)} weights changed; "
           f"material {start[material].tolist()} -> {result.weights[material].tolist()}")
-    stretch = tuning.relative_scale(positions.features.astype(np.float64), start,
-                                    result.weights)
+    stretch = tuning.relative_scale(positions.features, start, result.weights)
     print(f"the fitted evaluation is {stretch:.3f} times the current one on these positions; "
           f"divided by that, material "
           f"{np.round(result.weights[material] / stretch).astype(int).tolist()}")

@@ -151,6 +151,14 @@ def _emit_pawn(out, n, frm, to, kind, promote, duck):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
+def _own_pieces(state):
+    """The set of the side to move's pieces (from S_OCCUPIED and S_WHITE)."""
+    if state[S_SIDE] == 0:
+        return state[S_WHITE]
+    return state[S_OCCUPIED] & ~state[S_WHITE]
+
+
+@njit(cache=True, nogil=True, _nrt=False)
 def generate_piece_moves(state, out, start, duck):
     """Write the piece moves of the side to move into out[start:]; return the end index.
 
@@ -166,7 +174,7 @@ def generate_piece_moves(state, out, start, duck):
     start_rank = 1 if side == 0 else 6
     last_rank = 7 if side == 0 else 0
     ep = state[S_EP]
-    own = state[S_WHITE] if side == 0 else state[S_OCCUPIED] & ~state[S_WHITE]
+    own = _own_pieces(state)
     while own != 0:  # lowest bit first: rank by rank, file by file, as a walk of the board
         b = bitboards.lowest_index(own)
         own &= own - 1
@@ -234,9 +242,8 @@ def generate_captures(state, out, start):
     if state[S_KING] < 0 or state[S_KING + 1] < 0:
         return n
     occupied = state[S_OCCUPIED]
-    white = state[S_WHITE]
     side = state[S_SIDE]
-    own = white if side == 0 else occupied & ~white
+    own = _own_pieces(state)
     enemy = occupied & ~own
     occupied_reversed = bitboards.reverse(occupied)
     ep = state[S_EP]

@@ -168,14 +168,14 @@ def test_a_fit_to_a_stretched_evaluation_says_it_is_a_stretch():
     labels = 1 / (1 + 10 ** (-0.3 * (rows @ (1.1 * shaped)) / 400))
     data = Positions(rows, np.full(count, 0.5), np.arange(count) // 10, count // 10)
     fitted = fit(data, start, ridges=(1e-10,), labels=labels, scale=0.3)
-    stretch = relative_scale(rows.astype(np.float64), start, fitted.weights)
+    stretch = relative_scale(rows, start, fitted.weights)
     assert abs(stretch - 1.1) < 0.02
     material = fitted.weights[evaluation.F_MATERIAL:evaluation.F_PLACEMENT] / stretch
     assert abs(material[KNIGHT - evaluation.F_MATERIAL] - 330) <= 5
     others = np.delete(material / start[evaluation.F_MATERIAL:evaluation.F_PLACEMENT],
                        KNIGHT - evaluation.F_MATERIAL)
     assert np.all(np.abs(others - 1) <= 0.01)
-    assert relative_scale(rows.astype(np.float64), start, start) == 1.0
+    assert relative_scale(rows, start, start) == 1.0
 
 
 def test_labels_mix_the_result_with_the_search_score():
