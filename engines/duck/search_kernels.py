@@ -37,14 +37,15 @@ Selectivity (ctx[C_SELECTIVITY], each piece a bit, SELECT_*): late-move reductio
 (the side passes its piece move; the duck still moves), futility, reverse futility and late move
 pruning near the leaves, internal iterative reductions (a node the table knows no move for searched
 a ply shallower), cover reductions (once the common score holds beta, a quiet move can only
-cover the squares the duck blocks the common move on, and is searched a ply shallower first),
-and in quiescence delta and losing-capture pruning, from its third ply on
+cover the squares the duck blocks the common move on, and is searched a ply shallower first), razoring (a node
+near the leaves whose evaluation is far below alpha takes its quiescence search's values when
+those stay at or below alpha), and in quiescence delta and losing-capture pruning, from its third ply on
 captures only on the square of the last move (or of a king), and the table (depth 0 entries,
 which never replace a searched node's). Late-move reductions also work at the fixed-duck nodes
 of the principal variation, a ply less. What they skip stays
 fail-hard: a pruned move counts as worth at most alpha on the squares it is not blocked on (never
 as no move there, which would read as a fowling win), a null-move or reverse-futility cut as beta
-on every square; quiescence may leave out any capture, its standing pat being the floor. The null
+on every square, a razored node as its quiescence search's fail-hard values; quiescence may leave out any capture, its standing pat being the floor. The null
 move and the futilities work in null windows only, they and the quiescence pieces away from
 mate scores.
 With every bit off the search is exact: it equals the full (piece move, duck square) enumeration
@@ -137,6 +138,7 @@ SELECT_IIR = 128         # a node the table knows no move for searched a ply sha
 SELECT_RECAPTURES = 256  # deep in quiescence, only captures on the last move's square (and kings)
 SELECT_QTABLE = 512      # quiescence nodes read and write the table (depth 0 entries)
 SELECT_COVER = 1024      # a quiet move that can only cover the common move's blocked squares: a ply less
+SELECT_RAZOR = 2048      # near the leaves, an evaluation far below alpha: the captures alone decide
 LMR_FIRST = 3            # the moves searched before any is reduced
 NULL_MIN_DEPTH = 3
 NULL_MIN_MOVES = 16      # fewer piece moves: passing may be what the side cannot do (fowling)
@@ -144,6 +146,8 @@ FUTILITY_MAX_DEPTH = 2
 FUTILITY_MARGIN = 150    # centipawns per ply of depth left
 REVERSE_MAX_DEPTH = 3
 REVERSE_MARGIN = 120     # centipawns per ply of depth left
+RAZOR_MAX_DEPTH = 2
+RAZOR_MARGIN = 300       # centipawns per ply of depth left
 DELTA_MARGIN = 200       # centipawns beyond the piece taken
 RECAPTURES_FROM = 3      # quiescence plies before `SELECT_RECAPTURES` narrows the captures
 LATE_MAX_DEPTH = 3
@@ -764,6 +768,30 @@ def search(state, undo, moves, order, ex, ctx, tt, busy, stop, ply, depth, alpha
     end = generate_piece_moves(state, moves, base, -1)
     if end == base:
         return _returns(ctx, MATE - ply, -1, MATE - ply, -1)
+    # selectivity (see SELECT_*): only in null windows, away from mate scores
+    selective = ctx[C_SELECTIVITY] if beta - alpha == 1 and abs(beta) < MATE_BOUND else 0
+    static = 0
+    if ((selective & SELECT_NULL) != 0 and depth >= NULL_MIN_DEPTH) or \
+            ((selective & SELECT_FUTILITY) != 0 and depth <= FUTILITY_MAX_DEPTH) or \
+            ((selective & SELECT_REVERSE) != 0 and depth <= REVERSE_MAX_DEPTH) or \
+            ((selective & SELECT_RAZOR) != 0 and depth <= RAZOR_MAX_DEPTH):
+        static = static_value(state, ctx)
+    if (selective & SELECT_REVERSE) != 0 and depth <= REVERSE_MAX_DEPTH and \
+            static - REVERSE_MARGIN * depth >= beta and end - base >= NULL_MIN_MOVES:
+        # so far ahead that a few plies will not undo it: beta on every square, as a null-move
+        # cut (not with few moves, where the duck may leave the side none)
+        return _returns(ctx, beta, -1, beta, -1)
+    if (selective & SELECT_RAZOR) != 0 and depth <= RAZOR_MAX_DEPTH and \
+            static + RAZOR_MARGIN * depth <= alpha and end - base >= NULL_MIN_MOVES:
+        # so far behind that only a capture could lift it: this node's quiescence search (its
+        # values fail-hard in the window, per duck square as any node's); when even that stays
+        # at or below alpha, it stands for the node (not with few moves, which the duck could
+        # all block: a win the standing pat would not see)
+        ctx[C_QUIESCENCE_START] = ply
+        value = quiescence(state, undo, moves, order, ex, ctx, tt, stop, ply, alpha, beta)
+        if value <= alpha or ctx[C_ABORTED]:
+            return value
+        end = generate_piece_moves(state, moves, base, -1)  # quiescence wrote its captures there
     score_moves(state, moves, order, base, end, tt_move, ctx, ply)
 
     lb = ply * EX_STRIDE
@@ -772,21 +800,8 @@ def search(state, undo, moves, order, ex, ctx, tt, busy, stop, ply, depth, alpha
     common_move = 0
     lowest = NO_MOVE
     cut = False
-    # selectivity (see SELECT_*): only in null windows, away from mate scores
-    selective = ctx[C_SELECTIVITY] if beta - alpha == 1 and abs(beta) < MATE_BOUND else 0
     lmr = (ctx[C_SELECTIVITY] & SELECT_LMR) != 0 and depth >= 3
     cover = lmr and (ctx[C_SELECTIVITY] & SELECT_COVER) != 0
-    static = 0
-    if ((selective & SELECT_NULL) != 0 and depth >= NULL_MIN_DEPTH) or \
-            ((selective & SELECT_FUTILITY) != 0 and depth <= FUTILITY_MAX_DEPTH) or \
-            ((selective & SELECT_REVERSE) != 0 and depth <= REVERSE_MAX_DEPTH):
-        static = static_value(state, ctx)
-    if (selective & SELECT_REVERSE) != 0 and depth <= REVERSE_MAX_DEPTH and \
-            static - REVERSE_MARGIN * depth >= beta and end - base >= NULL_MIN_MOVES:
-        # so far ahead that a few plies will not undo it: beta on every square, as a null-move
-        # cut (not with few moves, where the duck may leave the side none)
-        _close_list(ex, lb)
-        return _returns(ctx, beta, -1, beta, -1)
     null = (selective & SELECT_NULL) != 0 and depth >= NULL_MIN_DEPTH and static >= beta and \
         end - base >= NULL_MIN_MOVES and not passed_last(state, undo)
     futile = (selective & SELECT_FUTILITY) != 0 and depth <= FUTILITY_MAX_DEPTH and \

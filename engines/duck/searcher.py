@@ -58,7 +58,8 @@ SELECTIVITY_BITS = {"lmr": SK.SELECT_LMR, "null": SK.SELECT_NULL, "futility": SK
                     "delta": SK.SELECT_DELTA, "losing": SK.SELECT_LOSING,
                     "reverse": SK.SELECT_REVERSE, "late": SK.SELECT_LATE,
                     "iir": SK.SELECT_IIR, "recaptures": SK.SELECT_RECAPTURES,
-                    "qtable": SK.SELECT_QTABLE, "cover": SK.SELECT_COVER}
+                    "qtable": SK.SELECT_QTABLE, "cover": SK.SELECT_COVER,
+                    "razor": SK.SELECT_RAZOR}
 DEFAULT_SELECTIVITY = sum(SELECTIVITY_BITS[piece] for _, piece, on in SELECTIVE_PIECES if on)
 MAX_DEPTH = 64
 ASPIRATION = 40

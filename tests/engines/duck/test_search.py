@@ -337,7 +337,7 @@ def test_losing_capture_pruning_knows_who_takes_back_as_pyffish_does(game):
 BUSY_CENTRE = "r1bqkb1r/ppp2ppp/2n2n2/3pp3/3PP3/2N2N2/PPP2PPP/R1BQKB1R w KQkq - 0 5"
 
 
-@pytest.mark.parametrize("piece", ["losing", "reverse", "late", "recaptures", "qtable"])
+@pytest.mark.parametrize("piece", ["losing", "reverse", "late", "recaptures", "qtable", "razor"])
 def test_a_pruning_piece_shrinks_the_search(game, piece):
     position, depth = game.parse_position(BUSY_CENTRE), 5
     nodes = {}
@@ -363,6 +363,47 @@ def test_cover_reductions_reduce_only_where_late_move_reductions_do(game):
 
     assert searched(False, True) == searched(False, False)
     assert searched(True, True)[0] < searched(True, False)[0]
+
+
+def test_razoring_hands_a_hopeless_node_to_its_quiescence_search(game):
+    """Black to move a queen and a rook down, the captures nothing: at depth 1 and 2 in a null
+    window above its evaluation by more than the margin, a razored node is its quiescence
+    search, value and duck squares alike, and one node more; at depth 3, or with the window
+    within the margin, razoring leaves the node to its moves."""
+    position = game.parse_position("r3k3/pppp1ppp/8/8/8/8/PPPPPPPP/RNBQKBNR b KQq - 0 1")
+
+    def node(selectivity, depth, alpha):
+        buffers = SearchBuffers(16)
+        buffers.start(selectivity=selectivity)
+        state = root_state(position)
+        args = (state, buffers.undo, buffers.moves, buffers.order, buffers.ex, buffers.ctx,
+                buffers.tt)
+        if depth == 0:
+            buffers.ctx[SK.C_QUIESCENCE_START] = 1
+            value = SK.quiescence(*args, buffers.stop, 1, alpha, alpha + 1)
+        else:
+            value = SK.search(*args, buffers.busy, buffers.stop, 1, depth, alpha, alpha + 1)
+        ctx = buffers.ctx
+        return int(value), int(ctx[SK.C_RX]), int(ctx[SK.C_RE]), buffers.nodes
+
+    buffers = SearchBuffers(16)
+    buffers.start()
+    static = int(SK.static_value(root_state(position), buffers.ctx))
+    assert static < -2000
+    razor = SK.SELECT_RAZOR
+    assert SK.RAZOR_MAX_DEPTH == 2
+    for depth in (1, 2):
+        alpha = static + SK.RAZOR_MARGIN * depth + 400
+        value, rx, re, nodes = node(razor, depth, alpha)
+        q_value, q_rx, q_re, q_nodes = node(0, 0, alpha)
+        assert value <= alpha
+        assert (value, rx, re) == (q_value, q_rx, q_re)
+        assert nodes == q_nodes + 1
+        assert node(0, depth, alpha)[3] > nodes  # the full node searches more
+    alpha = static + SK.RAZOR_MARGIN * 3 + 400
+    assert node(razor, 3, alpha)[3] > node(0, 0, alpha)[3] + 1  # a ply too deep: searched
+    # within the margin (at depth 1, whose children razoring never touches): its moves
+    assert node(razor, 1, static + SK.RAZOR_MARGIN - 50) == node(0, 1, static + SK.RAZOR_MARGIN - 50)
 
 
 def test_internal_iterative_reductions_take_a_ply_off_a_node_the_table_knows_no_move_for(game):
