@@ -61,7 +61,7 @@ SELECTIVE_PIECES = (
     ("Quiescence Recaptures", "recaptures", True),
     ("Quiescence Table", "qtable", False),
     ("Cover Reductions", "cover", False),
-    ("Razoring", "razor", False),
+    ("Razoring", "razor", True),
 )
 
 
