@@ -35,19 +35,19 @@ exceptions noted there.
 
 Selectivity (ctx[C_SELECTIVITY], each piece a bit, SELECT_*): late-move reductions, a null move
 (the side passes its piece move; the duck still moves), futility, reverse futility and late move
-pruning near the leaves, internal iterative reductions (a node the table knows no move for searched
-a ply shallower), cover reductions (once the common score holds beta, a quiet move can only
-cover the squares the duck blocks the common move on, and is searched a ply shallower first), razoring (a node
-near the leaves whose evaluation is far below alpha takes its quiescence search's values when
-those stay at or below alpha), and in quiescence delta and losing-capture pruning, from its third ply on
-captures only on the square of the last move (or of a king), and the table (depth 0 entries,
-which never replace a searched node's). Late-move reductions also work at the fixed-duck nodes
-of the principal variation, a ply less. What they skip stays
+pruning near the leaves, razoring (a node near the leaves whose evaluation is far below alpha
+takes its quiescence search's values when those stay at or below alpha), internal iterative
+reductions (a node the table knows no move for searched a ply shallower), cover reductions (once
+the common score holds beta, a quiet move can only cover the squares the duck blocks the common
+move on, and is searched a ply shallower first), and in quiescence delta and losing-capture
+pruning, from its third ply on captures only on the square of the last move (or of a king), and
+the table (depth 0 entries, which never replace a searched node's). Late-move reductions also
+work at the fixed-duck nodes of the principal variation, a ply less. What they skip stays
 fail-hard: a pruned move counts as worth at most alpha on the squares it is not blocked on (never
 as no move there, which would read as a fowling win), a null-move or reverse-futility cut as beta
-on every square, a razored node as its quiescence search's fail-hard values; quiescence may leave out any capture, its standing pat being the floor. The null
-move and the futilities work in null windows only, they and the quiescence pieces away from
-mate scores.
+on every square, a razored node as its quiescence search's values; quiescence may leave out any
+capture, its standing pat being the floor. The null move, the futilities and razoring work in
+null windows only, they and the quiescence pieces away from mate scores.
 With every bit off the search is exact: it equals the full (piece move, duck square) enumeration
 (`enumeration`).
 

@@ -366,10 +366,10 @@ def test_cover_reductions_reduce_only_where_late_move_reductions_do(game):
 
 
 def test_razoring_hands_a_hopeless_node_to_its_quiescence_search(game):
-    """Black to move a queen and a rook down, the captures nothing: at depth 1 and 2 in a null
-    window above its evaluation by more than the margin, a razored node is its quiescence
-    search, value and duck squares alike, and one node more; at depth 3, or with the window
-    within the margin, razoring leaves the node to its moves."""
+    """Black to move, a rook and pawns against a whole army, nothing to take: at depth 1 and 2
+    in a null window above its evaluation by more than the margin, a razored node is its
+    quiescence search, value and duck squares alike, and one node more; at depth 3, or with the
+    window within the margin, razoring leaves the node to its moves."""
     position = game.parse_position("r3k3/pppp1ppp/8/8/8/8/PPPPPPPP/RNBQKBNR b KQq - 0 1")
 
     def node(selectivity, depth, alpha):
@@ -403,7 +403,8 @@ def test_razoring_hands_a_hopeless_node_to_its_quiescence_search(game):
     alpha = static + SK.RAZOR_MARGIN * 3 + 400
     assert node(razor, 3, alpha)[3] > node(0, 0, alpha)[3] + 1  # a ply too deep: searched
     # within the margin (at depth 1, whose children razoring never touches): its moves
-    assert node(razor, 1, static + SK.RAZOR_MARGIN - 50) == node(0, 1, static + SK.RAZOR_MARGIN - 50)
+    alpha = static + SK.RAZOR_MARGIN - 50
+    assert node(razor, 1, alpha) == node(0, 1, alpha)
 
 
 def test_internal_iterative_reductions_take_a_ply_off_a_node_the_table_knows_no_move_for(game):
