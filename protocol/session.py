@@ -260,16 +260,23 @@ class Session:
     def set_position(self, root: str, moves: list[str]) -> None:
         """`root` is "startpos" or a FEN. A bad FEN (PositionError) keeps the old position; a
         bad move (MoveError, with its 1-based index) keeps the moves before it, as
-        Fairy-Stockfish does."""
+        Fairy-Stockfish does.
+
+        When the root is the same and the moves extend those of the current position, as a GUI
+        sends them move after move, only the new ones are played: replaying a whole game cost
+        about 5 ms per hundred moves, which a clock of 1+0.01 could not spare."""
         self.wait_ready()
-        try:
-            position = self.game.start_position() if root == "startpos" else \
-                self.game.parse_position(root)
-        except ValueError as error:  # GameError included
-            raise PositionError(f"invalid position '{root}': {error}") from None
-        played = []
+        if root == self.root_text and moves[:len(self.moves)] == self.moves:
+            position, played = self.position, list(self.moves)
+        else:
+            try:
+                position = self.game.start_position() if root == "startpos" else \
+                    self.game.parse_position(root)
+            except ValueError as error:  # GameError included
+                raise PositionError(f"invalid position '{root}': {error}") from None
+            played = []
         problem = None
-        for index, text in enumerate(moves):
+        for index, text in enumerate(moves[len(played):], len(played)):
             try:
                 position = position.play(position.parse_move(text))
             except GameError as error:

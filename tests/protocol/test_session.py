@@ -40,6 +40,32 @@ def test_bad_move_keeps_the_moves_before_it():
     assert session.position.ply == 1
 
 
+GAME = ["e2e4,e6", "d7d5,d4", "e4d5,c6", "g8f6,f3", "b1c3,h3", "f6d5,a6"]
+
+
+def test_moves_that_extend_the_position_are_played_on_it():
+    """As a GUI sends a game move after move: only the new moves are played, and the position
+    is the one a replay from the root gives (its repetition history too); a bad move in the
+    new ones keeps the moves before it, with its index in the whole list."""
+    session = Session("duck")
+    replayed = Session("duck")
+    for count in range(1, len(GAME) + 1):
+        session.set_position("startpos", GAME[:count])
+        replayed.set_position("startpos", [])
+        replayed.set_position("startpos", GAME[:count])
+        assert session.position.fen() == replayed.position.fen()
+        assert session.position.history == replayed.position.history
+        assert session.position.trail == replayed.position.trail
+    with pytest.raises(MoveError, match="illegal move 8 'e7e5'") as refused:
+        session.set_position("startpos", [*GAME, "a2a3,a5", "e7e5"])
+    assert refused.value.index == 8
+    assert session.moves == [*GAME, "a2a3,a5"]
+    session.set_position("startpos", GAME[:2])  # not an extension: played from the root
+    replayed.set_position("startpos", [])
+    replayed.set_position("startpos", GAME[:2])
+    assert session.moves == GAME[:2] and session.position.fen() == replayed.position.fen()
+
+
 def test_options_are_checked_and_kept_on_error():
     session = Session("duck")
     with pytest.raises(OptionError, match="integer"):
