@@ -7,7 +7,8 @@ repetition (the duck's square is part of the position) are draws a player may cl
 `result()` reports them only with `claim_draw=True`.
 
 A position keeps the repetition keys of every earlier position since its root FEN (`history`),
-so repetition is judged over the moves actually played.
+so repetition is judged over the moves actually played; the same positions as (duck-free key,
+duck square) pairs (`trail`) tell the search which of its positions repeat one played.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from engines.duck.board import (
     S_DEPTH,
     S_DUCK,
     S_HALFMOVE,
+    S_KEY,
     S_KING,
     S_SIDE,
     SQUARE_NAMES,
@@ -86,13 +88,15 @@ def _kernels():
 
 
 class DuckPosition(Position):
-    __slots__ = ("game", "state", "history", "_piece_moves", "_full_moves")
+    __slots__ = ("game", "state", "history", "trail", "_piece_moves", "_full_moves")
 
-    def __init__(self, game: "DuckGame", state: np.ndarray, history: tuple = ()):
+    def __init__(self, game: "DuckGame", state: np.ndarray, history: tuple = (),
+                 trail: tuple = ()):
         self.game = game
         self.state = state
         self.state.flags.writeable = False
         self.history = history  # repetition keys of the earlier positions, oldest first
+        self.trail = trail  # the same as (duck-free key, duck square): the search's draws
         self._piece_moves = None
         self._full_moves = None
 
@@ -156,7 +160,8 @@ class DuckPosition(Position):
             raise MoveError(self._duck_error(piece, duck, state))
         kernels.drop_duck(state, duck)
         state[S_DEPTH] = 0
-        return DuckPosition(self.game, state, self.history + (self.key,))
+        return DuckPosition(self.game, state, self.history + (self.key,),
+                            self.trail + ((int(self.state[S_KEY]), int(self.state[S_DUCK])),))
 
     def _duck_error(self, piece: int, duck: int, after: np.ndarray) -> str:
         text = notation.format_piece_uci(piece)

@@ -66,6 +66,7 @@ which no move has been found yet; one left at the end means S cannot move there:
 import numpy as np
 from numba import njit
 
+from engines.duck.bitboards import bit_square, lowest_index, square_bit
 from engines.duck.board import (
     KIND_EN_PASSANT,
     MAX_MOVES,
@@ -75,6 +76,7 @@ from engines.duck.board import (
     RAY_DIRECTION,
     RAY_DISTANCE,
     RAY_OFFSET,
+    S_HALFMOVE,
     S_KEY,
     S_KING,
     S_SIDE,
@@ -123,7 +125,15 @@ C_EVAL_CACHE = C_HISTORY + 2 * 4096  # EVAL_CACHE_SLOTS pairs (key ^ value, valu
 EVAL_CACHE_SLOTS = 1 << 13
 C_PV_MEMORY = C_EVAL_CACHE + 2 * EVAL_CACHE_SLOTS  # PV_MEMORY_SLOTS pairs: `pv_kernels.remember_pv`
 PV_MEMORY_SLOTS = 1 << 12
-CTX_SIZE = C_PV_MEMORY + 2 * PV_MEMORY_SLOTS
+# the game's positions the search's may repeat (`set_repetitions`): a filter of REPEAT_FILTER_BITS
+# bits by key, their count (0: draws off), and (duck-free key, duck square) pairs
+C_REPEAT_FILTER = C_PV_MEMORY + 2 * PV_MEMORY_SLOTS
+REPEAT_FILTER_BITS = 1 << 12
+C_REPEAT_COUNT = C_REPEAT_FILTER + REPEAT_FILTER_BITS // 64
+C_REPEATS = C_REPEAT_COUNT + 1
+REPEAT_SLOTS = 128
+CTX_SIZE = C_REPEATS + 2 * REPEAT_SLOTS
+FIFTY_MOVE_PLIES = 100   # plies without a capture or pawn move after which either side may claim
 POLL_MASK = 255  # nodes between stop-flag checks: about 0.3 ms at 800 k nodes/s
 
 # Selectivity, the bits of ctx[C_SELECTIVITY] (0: the exact search the equivalence tests check)
@@ -201,6 +211,37 @@ def used_entries(tt, generation: int) -> np.ndarray:
     of `generation` (`hashfull`'s sample: as Stockfish's, what the running search filled)."""
     sample = tt[:HASHFULL_SAMPLE * TT_WORDS].reshape(-1, TT_WORDS)
     return (sample[:, 0] != 0) & ((sample[:, 1] >> GENERATION_SHIFT) & 0xFF == generation)
+
+
+def set_repetitions(ctx, positions) -> None:
+    """Draws on for the coming search, over the game's `positions`: (duck-free key, duck square)
+    pairs, the root's among them, that a position of the search repeats when its key and duck
+    are the same (the last REPEAT_SLOTS kept: older ones lie before an irreversible move); an
+    empty list turns draws off. A repetition counts as a draw the first time, as in most engines:
+    a search that plays it again can do no better, and so the side ahead looks for progress."""
+    positions = [(key, duck) for key, duck in positions if duck >= 0][-REPEAT_SLOTS:]
+    ctx[C_REPEAT_FILTER:C_REPEAT_COUNT] = 0
+    ctx[C_REPEAT_COUNT] = len(positions) if positions else 0
+    for slot, (key, duck) in enumerate(positions):
+        ctx[C_REPEATS + 2 * slot] = key
+        ctx[C_REPEATS + 2 * slot + 1] = duck
+        bit = (key >> 40) & (REPEAT_FILTER_BITS - 1)
+        word = np.int64(ctx[C_REPEAT_FILTER + (bit >> 6)]) | (np.int64(1) << np.int64(bit & 63))
+        ctx[C_REPEAT_FILTER + (bit >> 6)] = word
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def repeated_ducks(ctx, key):
+    """The duck squares (a set, bit per square as in `bitboards`) with which the position `key`
+    repeats one of the game's (`set_repetitions`); 0 for most positions after one filter read."""
+    bit = (key >> 40) & (REPEAT_FILTER_BITS - 1)
+    if (ctx[C_REPEAT_FILTER + (bit >> 6)] >> (bit & 63)) & 1 == 0:
+        return 0
+    ducks = 0
+    for slot in range(ctx[C_REPEAT_COUNT]):
+        if ctx[C_REPEATS + 2 * slot] == key:
+            ducks |= square_bit(ctx[C_REPEATS + 2 * slot + 1])
+    return ducks
 
 
 @njit(cache=True, nogil=True, _nrt=False)
@@ -734,6 +775,24 @@ def leaf_value(state, moves, ctx, ply):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
+def _draw_on(state, ex, lb, ducks, common, common_move):
+    """The node's squares in `ducks` (`repeated_ducks`) are worth a draw, 0, exactly: the
+    position repeats one of the game's there, whatever the moves found. A square where no move
+    is legal keeps its win (`NO_MOVE`, or the common score when that is it): the side that
+    cannot move wins before any draw is claimed."""
+    while ducks != 0:
+        sq = bit_square(lowest_index(ducks))
+        ducks &= ducks - 1
+        if state[sq] != 0:
+            continue
+        if _listed(ex, lb, sq):
+            if ex[lb + EX_SCORE + sq] != NO_MOVE:
+                ex[lb + EX_SCORE + sq] = 0
+        elif common != NO_MOVE:
+            _link(ex, lb, sq, 0, common_move)
+
+
+@njit(cache=True, nogil=True, _nrt=False)
 def _leaf(state, moves, ctx, ply):
     value = leaf_value(state, moves, ctx, ply)
     return _returns(ctx, value, -1, value, -1)
@@ -742,6 +801,13 @@ def _leaf(state, moves, ctx, ply):
 @njit(cache=True, nogil=True, _nrt=False)
 def search(state, undo, moves, order, ex, ctx, tt, busy, stop, ply, depth, alpha, beta):
     """Exception-search node; see the module docstring for what it returns."""
+    drawn = 0  # the duck squares on which this position repeats one of the game's
+    if ctx[C_REPEAT_COUNT] != 0:
+        if state[S_HALFMOVE] >= FIFTY_MOVE_PLIES and terminal_score(state, ply) == 0:
+            return _returns(ctx, 0, -1, 0, -1)
+        drawn = repeated_ducks(ctx, state[S_KEY])
+        if drawn != 0 and depth <= 0:
+            depth = 1  # its moves searched: a standing pat knows no square's draw
     if depth <= 0:
         if ctx[C_QSEARCH]:
             ctx[C_QUIESCENCE_START] = ply
@@ -759,7 +825,7 @@ def search(state, undo, moves, order, ex, ctx, tt, busy, stop, ply, depth, alpha
 
     key = state[S_KEY]
     answered, tt_move, score, rx, re, rx2 = _table_answer(tt, ctx, key, ply, depth, alpha, beta)
-    if answered:
+    if answered and drawn == 0:  # an entry of an earlier search may not know the draws
         return _returns(ctx, score, rx, re, rx2)
 
     if (ctx[C_SELECTIVITY] & SELECT_IIR) != 0 and tt_move == 0 and depth >= IIR_MIN_DEPTH:
@@ -769,7 +835,9 @@ def search(state, undo, moves, order, ex, ctx, tt, busy, stop, ply, depth, alpha
     if end == base:
         return _returns(ctx, MATE - ply, -1, MATE - ply, -1)
     # selectivity (see SELECT_*): only in null windows, away from mate scores
-    selective = ctx[C_SELECTIVITY] if beta - alpha == 1 and abs(beta) < MATE_BOUND else 0
+    # (not where draws are: a cut or a quiescence search stands for every square alike)
+    selective = ctx[C_SELECTIVITY] if beta - alpha == 1 and abs(beta) < MATE_BOUND and \
+        drawn == 0 else 0
     static = 0
     if ((selective & SELECT_NULL) != 0 and depth >= NULL_MIN_DEPTH) or \
             ((selective & SELECT_FUTILITY) != 0 and depth <= FUTILITY_MAX_DEPTH) or \
@@ -894,6 +962,8 @@ def search(state, undo, moves, order, ex, ctx, tt, busy, stop, ply, depth, alpha
             cut = True
             credit_cut(state, ctx, ply, depth, move)
             break
+    if drawn != 0:
+        _draw_on(state, ex, lb, drawn, common, common_move)
     if not cut:  # duck squares where no move is legal: the side to move wins
         sq = ex[lb + EX_NEXT + HEAD]
         while sq != HEAD:

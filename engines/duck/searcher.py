@@ -99,10 +99,11 @@ class SearchBuffers(ThreadTable):
     def start(self, node_limit: int = 0, quiescence: bool = True,
               quiescence_ply_limit: int = SK.MAX_SEARCH_PLY, same_depth_only: bool = False,
               eval_terms: int = DEFAULT_TERMS, selectivity: int = 0, shared: bool = False,
-              thread: int = 0):
+              thread: int = 0, repetitions: tuple = ()):
         """Ready for a search; `shared`: other threads search beside this one (ABDADA's
         deferrals on; the owner of the table forgets the positions an earlier search was in);
-        `thread`: this one's number among them (0: the main thread), which tags its marks."""
+        `thread`: this one's number among them (0: the main thread), which tags its marks;
+        `repetitions`: the game's positions a draw repeats (`game_positions`; none: draws off)."""
         self.ctx[C_NODES] = 0
         self.ctx[SK.C_QNODES] = 0
         self.ctx[C_ABORTED] = 0
@@ -116,6 +117,7 @@ class SearchBuffers(ThreadTable):
         self.ctx[SK.C_THREAD_TAG] = SK.thread_tag(thread)
         self.share_work(shared)
         self.stop[STOP_FLAG] = 0
+        SK.set_repetitions(self.ctx, repetitions)
         SK.reset_lists(self.ex)
 
     def root(self, state, depth, alpha, beta, root_moves, values, ducks) -> int:
@@ -132,6 +134,14 @@ def root_state(position) -> np.ndarray:
     state = position.state.copy()
     state[S_DEPTH] = 0
     return state
+
+
+def game_positions(position) -> tuple:
+    """The positions a search from `position` may repeat, as (duck-free key, duck square): the
+    game's since its last capture or pawn move, and the position itself."""
+    since = int(position.halfmove_clock)
+    earlier = position.trail[len(position.trail) - since:] if since else ()
+    return (*earlier, (int(position.state[S_KEY]), int(position.state[S_DUCK])))
 
 
 def exception_value(position, depth: int, quiescence: bool, quiescence_ply_limit: int,
@@ -279,9 +289,12 @@ class DuckSearcher(Searcher):
             return SearchResult(None, score=Score.mate(0))
         buffers = self.buffers
         buffers.next_generation()  # before the helpers take the table's slots (`share_table`)
+        # draws by repetition and the 50-move rule; not in the tests' exact search (no
+        # quiescence), which the enumeration of every move, knowing no draws, checks
         settings = dict(quiescence=self.quiescence, same_depth_only=not self.quiescence,
                         eval_terms=self.eval_terms, selectivity=self.selectivity,
-                        shared=bool(self.helpers) and not limits.nodes)
+                        shared=bool(self.helpers) and not limits.nodes,
+                        repetitions=game_positions(position) if self.quiescence else ())
         buffers.start(node_limit=limits.nodes or 0, **settings)
         allowed = {int(m) & PIECE_MOVE_MASK for m in limits.searchmoves}
         root_moves = np.array([m for m in position.piece_moves()
