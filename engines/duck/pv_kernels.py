@@ -28,9 +28,9 @@ from engines.duck.bitboards import square_bit
 from engines.duck.board import MAX_MOVES, S_DUCK, S_HALFMOVE, S_KEY
 from engines.duck.kernels import generate_piece_moves, pop_move, push_piece_move
 from engines.duck.search_kernels import (
+    C_DRAWS,
     C_PV_MEMORY,
     C_RE,
-    C_REPEAT_COUNT,
     C_RX,
     C_RX2,
     C_SELECTIVITY,
@@ -133,7 +133,7 @@ def fixed_child(state, undo, moves, order, ex, ctx, tt, busy, stop, ply, depth, 
         if ply > ctx[C_SELDEPTH]:
             ctx[C_SELDEPTH] = ply
         node = terminal_score(state, ply)
-        if node == 0 and ctx[C_REPEAT_COUNT] != 0 and \
+        if node == 0 and ctx[C_DRAWS] != 0 and \
                 (state[S_HALFMOVE] >= FIFTY_MOVE_PLIES or
                  repeated_ducks(ctx, key) & square_bit(square) != 0):
             pass  # a draw with the duck there: 0, as the exception search values that square

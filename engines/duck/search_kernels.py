@@ -125,9 +125,10 @@ C_EVAL_CACHE = C_HISTORY + 2 * 4096  # EVAL_CACHE_SLOTS pairs (key ^ value, valu
 EVAL_CACHE_SLOTS = 1 << 13
 C_PV_MEMORY = C_EVAL_CACHE + 2 * EVAL_CACHE_SLOTS  # PV_MEMORY_SLOTS pairs: `pv_kernels.remember_pv`
 PV_MEMORY_SLOTS = 1 << 12
-# the game's positions the search's may repeat (`set_repetitions`): a filter of REPEAT_FILTER_BITS
-# bits by key, their count (0: draws off), and (duck-free key, duck square) pairs
-C_REPEAT_FILTER = C_PV_MEMORY + 2 * PV_MEMORY_SLOTS
+# draws (`set_repetitions`): on or off, then the game's positions the search's may repeat: a
+# filter of REPEAT_FILTER_BITS bits by key, their count, and (duck-free key, duck square) pairs
+C_DRAWS = C_PV_MEMORY + 2 * PV_MEMORY_SLOTS
+C_REPEAT_FILTER = C_DRAWS + 1
 REPEAT_FILTER_BITS = 1 << 12
 C_REPEAT_COUNT = C_REPEAT_FILTER + REPEAT_FILTER_BITS // 64
 C_REPEATS = C_REPEAT_COUNT + 1
@@ -216,12 +217,13 @@ def used_entries(tt, generation: int) -> np.ndarray:
 def set_repetitions(ctx, positions) -> None:
     """Draws on for the coming search, over the game's `positions`: (duck-free key, duck square)
     pairs, the root's among them, that a position of the search repeats when its key and duck
-    are the same (the last REPEAT_SLOTS kept: older ones lie before an irreversible move); an
-    empty list turns draws off. A repetition counts as a draw the first time, as in most engines:
+    are the same (the last REPEAT_SLOTS kept: older ones lie before an irreversible move); None
+    turns draws off, the 50-move rule's too. A repetition counts as a draw the first time, as in most engines:
     a search that plays it again can do no better, and so the side ahead looks for progress."""
-    positions = [(key, duck) for key, duck in positions if duck >= 0][-REPEAT_SLOTS:]
+    ctx[C_DRAWS] = int(positions is not None)
+    positions = [(key, duck) for key, duck in positions or () if duck >= 0][-REPEAT_SLOTS:]
     ctx[C_REPEAT_FILTER:C_REPEAT_COUNT] = 0
-    ctx[C_REPEAT_COUNT] = len(positions) if positions else 0
+    ctx[C_REPEAT_COUNT] = len(positions)
     for slot, (key, duck) in enumerate(positions):
         ctx[C_REPEATS + 2 * slot] = key
         ctx[C_REPEATS + 2 * slot + 1] = duck
@@ -802,7 +804,7 @@ def _leaf(state, moves, ctx, ply):
 def search(state, undo, moves, order, ex, ctx, tt, busy, stop, ply, depth, alpha, beta):
     """Exception-search node; see the module docstring for what it returns."""
     drawn = 0  # the duck squares on which this position repeats one of the game's
-    if ctx[C_REPEAT_COUNT] != 0:
+    if ctx[C_DRAWS] != 0:
         if state[S_HALFMOVE] >= FIFTY_MOVE_PLIES and terminal_score(state, ply) == 0:
             return _returns(ctx, 0, -1, 0, -1)
         drawn = repeated_ducks(ctx, state[S_KEY])

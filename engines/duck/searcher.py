@@ -99,11 +99,11 @@ class SearchBuffers(ThreadTable):
     def start(self, node_limit: int = 0, quiescence: bool = True,
               quiescence_ply_limit: int = SK.MAX_SEARCH_PLY, same_depth_only: bool = False,
               eval_terms: int = DEFAULT_TERMS, selectivity: int = 0, shared: bool = False,
-              thread: int = 0, repetitions: tuple = ()):
+              thread: int = 0, repetitions: Optional[tuple] = None):
         """Ready for a search; `shared`: other threads search beside this one (ABDADA's
         deferrals on; the owner of the table forgets the positions an earlier search was in);
         `thread`: this one's number among them (0: the main thread), which tags its marks;
-        `repetitions`: the game's positions a draw repeats (`game_positions`; none: draws off)."""
+        `repetitions`: the game's positions a draw repeats (`game_positions`; None: draws off)."""
         self.ctx[C_NODES] = 0
         self.ctx[SK.C_QNODES] = 0
         self.ctx[C_ABORTED] = 0
@@ -294,7 +294,7 @@ class DuckSearcher(Searcher):
         settings = dict(quiescence=self.quiescence, same_depth_only=not self.quiescence,
                         eval_terms=self.eval_terms, selectivity=self.selectivity,
                         shared=bool(self.helpers) and not limits.nodes,
-                        repetitions=game_positions(position) if self.quiescence else ())
+                        repetitions=game_positions(position) if self.quiescence else None)
         buffers.start(node_limit=limits.nodes or 0, **settings)
         allowed = {int(m) & PIECE_MOVE_MASK for m in limits.searchmoves}
         root_moves = np.array([m for m in position.piece_moves()
