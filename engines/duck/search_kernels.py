@@ -216,10 +216,9 @@ def used_entries(tt, generation: int) -> np.ndarray:
 
 def set_repetitions(ctx, positions) -> None:
     """Draws on for the coming search, over the game's `positions`: (duck-free key, duck square)
-    pairs, the root's among them, that a position of the search repeats when its key and duck
-    are the same (the last REPEAT_SLOTS kept: older ones lie before an irreversible move); None
-    turns draws off, the 50-move rule's too. A repetition counts as a draw the first time, as in most engines:
-    a search that plays it again can do no better, and so the side ahead looks for progress."""
+    pairs that a position of the search repeats when its key and duck are the same, a draw
+    (`searcher.game_positions`: those that stood twice); the last REPEAT_SLOTS are kept. None
+    turns draws off, the 50-move rule's too."""
     ctx[C_DRAWS] = int(positions is not None)
     positions = [(key, duck) for key, duck in positions or () if duck >= 0][-REPEAT_SLOTS:]
     ctx[C_REPEAT_FILTER:C_REPEAT_COUNT] = 0

@@ -15,6 +15,7 @@ duck, when the chosen square is not among the listed ones).
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Callable, Optional
 
 import numpy as np
@@ -137,11 +138,16 @@ def root_state(position) -> np.ndarray:
 
 
 def game_positions(position) -> tuple:
-    """The positions a search from `position` may repeat, as (duck-free key, duck square): the
-    game's since its last capture or pawn move, and the position itself."""
+    """The positions a search from `position` draws by repeating, as (duck-free key, duck
+    square): those of the game since its last capture or pawn move, the position itself among
+    them, that have stood on the board twice. A third time is the draw either side may claim
+    (and our referee does); a second is not one, and a search that called it one would give up
+    a small edge to avoid it, or steer into it when a little behind."""
     since = int(position.halfmove_clock)
-    earlier = position.trail[len(position.trail) - since:] if since else ()
-    return (*earlier, (int(position.state[S_KEY]), int(position.state[S_DUCK])))
+    earlier = position.trail[max(0, len(position.trail) - since):] if since else ()
+    now = (int(position.state[S_KEY]), int(position.state[S_DUCK]))
+    stood = Counter((*earlier, now))
+    return tuple(place for place, times in stood.items() if times >= 2)
 
 
 def exception_value(position, depth: int, quiescence: bool, quiescence_ply_limit: int,

@@ -1,0 +1,100 @@
+"""Draws in the Duck Chess search: a position of the search that repeats one of the game's,
+duck square included, is worth 0 with the duck there, and one where either side may claim the
+50-move rule is worth 0 everywhere. The rules' repetition count and 50-move check are the
+oracles."""
+
+import pytest
+
+from engines.base import Limits
+from engines.duck import search_kernels as SK
+from engines.duck.board import S_DUCK, S_KEY
+from engines.duck.searcher import DuckSearcher, SearchBuffers, game_positions, root_state
+from engines.search_common import INF
+
+# a queen up for White; Black's king far from it, so that nothing is taken within a few plies
+QUEEN_UP = "k7/8/8/8/4*3/8/8/1Q5K {side} - - {clock} 80"
+# the same a queen up for Black, who is to move, and both kings stepping away and back, the duck
+# returning to e4 and c5: after seven moves, White's eighth can bring the start back a third time
+QUEEN_DOWN = "K7/8/8/8/4*3/8/8/1q5k b - - 0 80"
+SHUFFLE = ["h1g1,c6", "a8a7,e4", "g1h1,c5", "a7a8,e4"] * 2
+
+
+def square(name: str) -> int:
+    return (int(name[1]) - 1) * 16 + ord(name[0]) - ord("a")
+
+
+def node_values(position, repetitions):
+    """(score, RX, RE, RX2) of the exception node `position` (its duck lifted: every square
+    counts) at depth 2 in a full window, one ply below the root."""
+    buffers = SearchBuffers(16)
+    buffers.start(repetitions=repetitions)
+    state = root_state(position)
+    state[S_DUCK] = -1
+    value = SK.search(state, buffers.undo, buffers.moves, buffers.order, buffers.ex, buffers.ctx,
+                      buffers.tt, buffers.busy, buffers.stop, 1, 2, -INF, INF)
+    ctx = buffers.ctx
+    return int(value), int(ctx[SK.C_RX]), int(ctx[SK.C_RE]), int(ctx[SK.C_RX2])
+
+
+def test_a_repeated_position_is_a_draw_on_the_duck_squares_it_repeats_with(game):
+    """White is a queen up, so every square but the repeated ones is worth far more than a
+    draw: the node's lowest score is the draw, on exactly those squares."""
+    position = game.parse_position(QUEEN_UP.format(side="w", clock=0))
+    key = int(position.state[S_KEY])
+    free = node_values(position, None)
+    assert free[0] > 300
+    # another position's entry changes nothing
+    assert node_values(position, [(key ^ 1, square("d4"))]) == free
+    value, rx, re, _ = node_values(position, [(key, square("d4"))])
+    assert (value, rx) == (0, square("d4")) and re > 300
+    value, rx, re, rx2 = node_values(position, [(key, square("d4")), (key, square("f6"))])
+    assert (value, re) == (0, 0) and {rx, rx2} == {square("d4"), square("f6")}
+
+
+def test_the_side_behind_repeats_the_position_a_third_time_and_scores_a_draw(game):
+    position = game.parse_position(QUEEN_DOWN)
+    for text in SHUFFLE[:-1]:
+        position = position.play(position.parse_move(text))
+    assert position.repetition_count() == 2 and not position.result(claim_draw=True)
+    result = DuckSearcher(game, hash_mb=16).search(position, Limits(depth=4))
+    assert (result.score.kind, result.score.value) == ("cp", 0)
+    after = position.play(result.best_move)
+    assert after.repetition_count() == 3 and after.result(claim_draw=True).winner is None
+
+
+@pytest.mark.parametrize("moves,drawn", [(3, False), (7, True)])
+def test_a_position_that_stood_once_is_no_draw(game, moves, drawn):
+    """After three moves White could bring the start back a second time: no draw, and the
+    queen counts; after seven, a third time."""
+    position = game.parse_position(QUEEN_DOWN)
+    for text in SHUFFLE[:moves]:
+        position = position.play(position.parse_move(text))
+    score = DuckSearcher(game, hash_mb=16).search(position, Limits(depth=4)).score
+    assert (score.kind, score.value < -300) == ("cp", True) if not drawn else score.value == 0
+
+
+@pytest.mark.parametrize("clock,drawn", [(99, True), (0, False)])
+def test_the_fifty_move_rule_draws_every_reversible_move(game, clock, drawn):
+    """At clock 99 every move of White's (none captures or moves a pawn) lets the 50-move rule
+    be claimed, though the king falls in a few moves; at 0 it does."""
+    position = game.parse_position(QUEEN_UP.format(side="w", clock=clock))
+    assert all(position.play(move).is_fifty_moves() == drawn
+               for move in position.legal_moves()[::37])
+    score = DuckSearcher(game, hash_mb=16).search(position, Limits(depth=3)).score
+    assert (score.kind, score.value) == ("cp", 0) if drawn else (score.kind, score.value > 0) == \
+        ("mate", True)
+
+
+def test_game_positions_are_those_since_the_last_capture_or_pawn_move_that_stood_twice(game):
+    moves = ["b1b2,c3", "a8b8,e4", "b2b1,c3", "b8a8,e4",  # the start again
+             "a2a3,c3",                                  # a pawn move
+             "a8b8,e4", "b1b2,c3", "b8a8,e4", "b2b1,c3", "a8b8,e4", "b1b2,c3", "b8a8,e4"]
+    position = game.parse_position("k7/8/8/8/4*3/8/P7/1Q5K w - - 0 80")
+    seen, found = [], []
+    for text in moves:
+        seen.append((int(position.state[S_KEY]), int(position.state[S_DUCK])))
+        found.append(game_positions(position))
+        position = position.play(position.parse_move(text))
+    assert list(position.trail) == seen
+    assert found[4] == (seen[0],) and found[5] == ()
+    assert set(game_positions(position)) == {seen[5], seen[6], seen[7], seen[8]}
