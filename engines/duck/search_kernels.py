@@ -58,6 +58,16 @@ may conclude from them; with ctx[C_BUSY_MASK] 0 (one thread) nothing is deferred
 its thread's tag (ctx[C_THREAD_TAG]): unlike UTTT's and Connect Four's, a duck position can come
 back on its own path (kings stepping to and fro), and a thread must not defer what only it is in.
 
+Draws (ctx[C_DRAWS], `set_repetitions`): a position of the search that stands on the board a
+third time with the duck on k (the game's positions that stood twice are listed, duck squares
+included) is worth 0 on k, exactly, whatever its moves (`_draw_on`; a square where no move is
+legal keeps its win). Such a node is never answered by the table, whose entries of earlier
+searches knew fewer repetitions, nor cut or razored for all its squares at once, and as a leaf
+it is searched a ply; so is every child of the root while any position stood twice, so that
+even a depth-1 search sees the reply that brings one back a third time. A position 100 plies
+after the last capture or pawn move is worth 0 on every square (the 50-move rule). The tests'
+exact search leaves draws out.
+
 Scores: centipawns from the side to move; a win at ply p is MATE - p (king captured, or the
 opponent left without a legal move: fowling), a loss -(MATE - p). NO_MOVE marks a duck square for
 which no move has been found yet; one left at the end means S cannot move there: a fowling win.
@@ -807,8 +817,10 @@ def search(state, undo, moves, order, ex, ctx, tt, busy, stop, ply, depth, alpha
         if state[S_HALFMOVE] >= FIFTY_MOVE_PLIES and terminal_score(state, ply) == 0:
             return _returns(ctx, 0, -1, 0, -1)
         drawn = repeated_ducks(ctx, state[S_KEY])
-        if drawn != 0 and depth <= 0:
-            depth = 1  # its moves searched: a standing pat knows no square's draw
+        if depth <= 0 and (drawn != 0 or (ply == 1 and ctx[C_REPEAT_COUNT] != 0)):
+            # its moves searched: a standing pat knows no square's draw, nor, at the root's
+            # children, the reply that makes a draw (a clock near zero leaves only depth 1)
+            depth = 1
     if depth <= 0:
         if ctx[C_QSEARCH]:
             ctx[C_QUIESCENCE_START] = ply

@@ -3,11 +3,12 @@ duck square included, is worth 0 with the duck there, and one where either side 
 50-move rule is worth 0 everywhere. The rules' repetition count and 50-move check are the
 oracles."""
 
+import numpy as np
 import pytest
 
 from engines.base import Limits
 from engines.duck import search_kernels as SK
-from engines.duck.board import S_DUCK, S_KEY
+from engines.duck.board import PIECE_MOVE_MASK, S_DUCK, S_KEY, with_duck
 from engines.duck.searcher import DuckSearcher, SearchBuffers, game_positions, root_state
 from engines.search_common import INF
 
@@ -71,6 +72,25 @@ def test_a_position_that_stood_once_is_no_draw(game, moves, drawn):
         position = position.play(position.parse_move(text))
     score = DuckSearcher(game, hash_mb=16).search(position, Limits(depth=4)).score
     assert (score.kind, score.value < -300) == ("cp", True) if not drawn else score.value == 0
+
+
+def test_even_a_depth_one_search_sees_the_reply_that_repeats_a_third_time(game):
+    """Black, a queen up, steps back to h1 with the duck on e4, which must move: White's a7a8
+    with the duck back on e4 would bring the start back a third time, unless Black's duck
+    stands on a8. A clock near zero leaves depth 1, and the root's children are searched a ply
+    for such replies."""
+    position = game.parse_position(QUEEN_DOWN)
+    for text in SHUFFLE[:6]:
+        position = position.play(position.parse_move(text))
+    piece = position.parse_move("g1h1,c5") & PIECE_MOVE_MASK
+    buffers = SearchBuffers(16)
+    buffers.start(repetitions=game_positions(position))
+    values, ducks = np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64)
+    buffers.root(root_state(position), 1, -INF, INF, np.array([piece], dtype=np.int64), values,
+                 ducks)
+    assert values[0] > 300 and ducks[0] == square("a8")
+    after = position.play(with_duck(piece, int(ducks[0])))
+    assert not any(after.play(move).is_repetition(3) for move in after.legal_moves())
 
 
 @pytest.mark.parametrize("clock,drawn", [(99, True), (0, False)])
