@@ -61,8 +61,10 @@ back on its own path (kings stepping to and fro), and a thread must not defer wh
 Draws (ctx[C_DRAWS], `set_repetitions`): a position of the search that stands on the board a
 third time with the duck on k (the game's positions that stood twice are listed, duck squares
 included) is worth 0 on k, exactly, whatever its moves (`_draw_on`; a square where no move is
-legal keeps its win). Such a node is never answered by the table, whose entries of earlier
-searches knew fewer repetitions, nor cut or razored for all its squares at once, and as a leaf
+legal keeps its win). While the list is not empty, the table answers only with entries of the
+running search: an earlier search's knew fewer draws (its result for a position two plies
+below the root missed the reply that now repeats one a third time). Such a node is never
+answered by the table, nor cut or razored for all its squares at once, and as a leaf
 it is searched a ply; so is every child of the root while any position stood twice, so that
 even a depth-1 search sees the reply that brings one back a third time. A position 100 plies
 after the last capture or pawn move is worth 0 on every square (the 50-move rule). The tests'
@@ -615,6 +617,9 @@ def _table_answer(tt, ctx, key, ply, depth, alpha, beta):
     entry's first) orders the node's moves either way."""
     slot = _slot(ctx, key)
     first_move = -1
+    # while positions of the game stood twice, an earlier search's entry may not know a draw
+    # that came within reach since: only this search's answer (`set_repetitions`)
+    this_search_only = ctx[C_REPEAT_COUNT] != 0
     for at in range(slot, slot + BUCKET_WORDS, TT_WORDS):
         data, stored_score, stored_re = _read_entry(tt, at, key)
         if data < 0:
@@ -622,6 +627,8 @@ def _table_answer(tt, ctx, key, ply, depth, alpha, beta):
         move, stored_depth, flags, rx, rx2 = unpack_entry(data)
         if first_move < 0:
             first_move = move
+        if this_search_only and (data >> GENERATION_SHIFT) & 0xFF != ctx[C_TT_GENERATION]:
+            continue
         if stored_depth == depth or (stored_depth > depth and not ctx[C_TT_SAME_DEPTH]):
             score = score_from_table(stored_score, ply, MATE_BOUND)
             re = score_from_table(stored_re, ply, MATE_BOUND)

@@ -93,6 +93,38 @@ def test_even_a_depth_one_search_sees_the_reply_that_repeats_a_third_time(game):
     assert not any(after.play(move).is_repetition(3) for move in after.legal_moves())
 
 
+# The end of a self-play game at 1+0.01 (2026-11-27), from its last capture: Black, a queen up
+# for a bishop, shuffles with the engine's search before the table's draws knew of earlier
+# searches, and its last move there let White bring a position back a third time. Black's
+# moves were searched to these depths, one searcher throughout, as in the game.
+RECORDED_FEN = "k7/1*6/1qB5/8/8/8/8/6K1 w - - 0 60"
+RECORDED_MOVES = (
+    "c6e4,e4d4 b6c6,c6d5 e4f3,f3e4 c6d6,d6b7 f3e4,e4d5 d6e5,e5c6 e4f3,f3e4 e5d4,d4b7 g1h1,h1e4 "
+    "d4e5,e5b7 f3c6,c6d4 a8b8,b8d5 h1g1,g1e4 b8a8,a8b7 g1h1,h1d4 a8b8,b8f3 c6b5,b5c5 e5d5,d5e2 "
+    "h1g1,g1c5 b8a8,a8d4 b5d7,d7d6 a8b8,b8f5 d7b5,b5c5 b8a8,a8d4 b5d7,d7d6 d5e5,e5c6 g1h1,h1d4 "
+    "e5e4,e4b5 h1g1,g1d4 e4d5,d5e5 d7b5,b5c5 d5d4,d4c6 g1h1,h1e4 d4d5,d5e2 h1g1,g1c5 d5d4,d4c6 "
+    "g1h1,h1e4").split()
+BLACK_DEPTHS = (5, 3, 6, 1, 1, 1, 1, 2, 4, 3, 6, 3, 1, 1, 1, 1, 1, 2)
+
+
+def test_the_table_of_earlier_moves_does_not_hide_the_reply_that_repeats(game):
+    """Its table held the positions two plies on from earlier searches, valued before they
+    were a draw. Now at depth 1 Black's move leaves White no reply that repeats a position a
+    third time (the rules' count says so), and keeps the queen's advantage."""
+    position = game.parse_position(RECORDED_FEN)
+    searcher = DuckSearcher(game, hash_mb=16)
+    depths = iter(BLACK_DEPTHS)
+    for text in RECORDED_MOVES:
+        if position.side_to_move == 1:
+            searcher.search(position, Limits(depth=next(depths)))
+        position = position.play(position.parse_move(text))
+    assert position.side_to_move == 1 and next(depths, None) is None
+    result = searcher.search(position, Limits(depth=1))
+    assert result.score.kind == "cp" and result.score.value > 300
+    after = position.play(result.best_move)
+    assert not any(after.play(move).is_repetition(3) for move in after.legal_moves())
+
+
 @pytest.mark.parametrize("clock,drawn", [(99, True), (0, False)])
 def test_the_fifty_move_rule_draws_every_reversible_move(game, clock, drawn):
     """At clock 99 every move of White's (none captures or moves a pawn) lets the 50-move rule
