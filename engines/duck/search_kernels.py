@@ -61,14 +61,14 @@ back on its own path (kings stepping to and fro), and a thread must not defer wh
 Draws (ctx[C_DRAWS], `set_repetitions`): a position of the search that stands on the board a
 third time with the duck on k (the game's positions that stood twice are listed, duck squares
 included) is worth 0 on k, exactly, whatever its moves (`_draw_on`; a square where no move is
-legal keeps its win). While the list is not empty, the table answers only with entries of the
-running search: an earlier search's knew fewer draws (its result for a position two plies
-below the root missed the reply that now repeats one a third time). Such a node is never
-answered by the table, nor cut or razored for all its squares at once, and as a leaf
-it is searched a ply; so is every child of the root while any position stood twice, so that
-even a depth-1 search sees the reply that brings one back a third time. A position 100 plies
-after the last capture or pawn move is worth 0 on every square (the 50-move rule). The tests'
-exact search leaves draws out.
+legal keeps its win). Such a node is never answered by the table, nor cut or razored for all its
+squares at once, and as a leaf it is searched a ply; so is every child of the root while any
+position stood twice, so that even a depth-1 search sees the reply that brings one back a third
+time. While the list is not empty, the table answers only with the running search's entries: an
+earlier search's knew fewer draws (its result for a position two plies below the root missed
+the reply that now repeats one a third time). A position 100 plies after the last capture or
+pawn move is worth 0 on every square (the 50-move rule). The tests' exact search leaves draws
+out.
 
 Scores: centipawns from the side to move; a win at ply p is MATE - p (king captured, or the
 opponent left without a legal move: fowling), a loss -(MATE - p). NO_MOVE marks a duck square for
