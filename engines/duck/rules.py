@@ -6,9 +6,9 @@ move wins; castling may pass attacked squares but not the duck; the 50-move rule
 repetition (the duck's square is part of the position) are draws a player may claim, so
 `result()` reports them only with `claim_draw=True`.
 
-A position keeps the repetition keys of every earlier position since its root FEN (`history`),
-so repetition is judged over the moves actually played; the same positions as (duck-free key,
-duck square) pairs (`trail`) tell the search which of its positions repeat one played.
+A position keeps every earlier position since its root FEN as its `place`, the duck-free key
+and the duck square (`history`): repetition is judged over the moves actually played, and the
+search reads there which of its positions would repeat one played.
 """
 
 from __future__ import annotations
@@ -88,15 +88,13 @@ def _kernels():
 
 
 class DuckPosition(Position):
-    __slots__ = ("game", "state", "history", "trail", "_piece_moves", "_full_moves")
+    __slots__ = ("game", "state", "history", "_piece_moves", "_full_moves")
 
-    def __init__(self, game: "DuckGame", state: np.ndarray, history: tuple = (),
-                 trail: tuple = ()):
+    def __init__(self, game: "DuckGame", state: np.ndarray, history: tuple = ()):
         self.game = game
         self.state = state
         self.state.flags.writeable = False
-        self.history = history  # repetition keys of the earlier positions, oldest first
-        self.trail = trail  # the same as (duck-free key, duck square): the search's draws
+        self.history = history  # the `place` of each earlier position, oldest first
         self._piece_moves = None
         self._full_moves = None
 
@@ -122,6 +120,12 @@ class DuckPosition(Position):
     def key(self) -> int:
         """Repetition key: the duck-free Zobrist key and the duck's term."""
         return int(_kernels().full_key(self.state))
+
+    @property
+    def place(self) -> tuple[int, int]:
+        """What a repetition compares: (the duck-free Zobrist key, the duck square, -1 for
+        none)."""
+        return int(self.state[S_KEY]), int(self.state[S_DUCK])
 
     def piece_moves(self) -> np.ndarray:
         """The legal piece moves (without duck squares)."""
@@ -160,8 +164,7 @@ class DuckPosition(Position):
             raise MoveError(self._duck_error(piece, duck, state))
         kernels.drop_duck(state, duck)
         state[S_DEPTH] = 0
-        return DuckPosition(self.game, state, self.history + (self.key,),
-                            self.trail + ((int(self.state[S_KEY]), int(self.state[S_DUCK])),))
+        return DuckPosition(self.game, state, self.history + (self.place,))
 
     def _duck_error(self, piece: int, duck: int, after: np.ndarray) -> str:
         text = notation.format_piece_uci(piece)
@@ -191,7 +194,7 @@ class DuckPosition(Position):
 
     def repetition_count(self) -> int:
         """How often this position (duck included) has stood on the board since the root."""
-        return 1 + self.history.count(self.key)
+        return 1 + self.history.count(self.place)
 
     def is_repetition(self, count: int = 3) -> bool:
         return self.repetition_count() >= count

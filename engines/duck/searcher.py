@@ -144,9 +144,8 @@ def game_positions(position) -> tuple:
     (and our referee does); a second is not one, and a search that called it one would give up
     a small edge to avoid it, or steer into it when a little behind."""
     since = int(position.halfmove_clock)
-    earlier = position.trail[max(0, len(position.trail) - since):] if since else ()
-    now = (int(position.state[S_KEY]), int(position.state[S_DUCK]))
-    stood = Counter((*earlier, now))
+    earlier = position.history[max(0, len(position.history) - since):] if since else ()
+    stood = Counter((*earlier, position.place))
     return tuple(place for place, times in stood.items() if times >= 2)
 
 

@@ -9,6 +9,7 @@ import pytest
 from engines.base import Limits
 from engines.duck import search_kernels as SK
 from engines.duck.board import PIECE_MOVE_MASK, S_DUCK, S_KEY, with_duck
+from engines.duck.notation import parse_square
 from engines.duck.searcher import DuckSearcher, SearchBuffers, game_positions, root_state
 from engines.search_common import INF
 
@@ -18,10 +19,6 @@ QUEEN_UP = "k7/8/8/8/4*3/8/8/1Q5K {side} - - {clock} 80"
 # returning to e4 and c5: after seven moves, White's eighth can bring the start back a third time
 QUEEN_DOWN = "K7/8/8/8/4*3/8/8/1q5k b - - 0 80"
 SHUFFLE = ["h1g1,c6", "a8a7,e4", "g1h1,c5", "a7a8,e4"] * 2
-
-
-def square(name: str) -> int:
-    return (int(name[1]) - 1) * 16 + ord(name[0]) - ord("a")
 
 
 def node_values(position, repetitions):
@@ -45,11 +42,11 @@ def test_a_repeated_position_is_a_draw_on_the_duck_squares_it_repeats_with(game)
     free = node_values(position, None)
     assert free[0] > 300
     # another position's entry changes nothing
-    assert node_values(position, [(key ^ 1, square("d4"))]) == free
-    value, rx, re, _ = node_values(position, [(key, square("d4"))])
-    assert (value, rx) == (0, square("d4")) and re > 300
-    value, rx, re, rx2 = node_values(position, [(key, square("d4")), (key, square("f6"))])
-    assert (value, re) == (0, 0) and {rx, rx2} == {square("d4"), square("f6")}
+    assert node_values(position, [(key ^ 1, parse_square("d4"))]) == free
+    value, rx, re, _ = node_values(position, [(key, parse_square("d4"))])
+    assert (value, rx) == (0, parse_square("d4")) and re > 300
+    value, rx, re, rx2 = node_values(position, [(key, parse_square("d4")), (key, parse_square("f6"))])
+    assert (value, re) == (0, 0) and {rx, rx2} == {parse_square("d4"), parse_square("f6")}
 
 
 def test_the_side_behind_repeats_the_position_a_third_time_and_scores_a_draw(game):
@@ -88,7 +85,7 @@ def test_even_a_depth_one_search_sees_the_reply_that_repeats_a_third_time(game):
     values, ducks = np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64)
     buffers.root(root_state(position), 1, -INF, INF, np.array([piece], dtype=np.int64), values,
                  ducks)
-    assert values[0] > 300 and ducks[0] == square("a8")
+    assert values[0] > 300 and ducks[0] == parse_square("a8")
     after = position.play(with_duck(piece, int(ducks[0])))
     assert not any(after.play(move).is_repetition(3) for move in after.legal_moves())
 
@@ -147,6 +144,6 @@ def test_game_positions_are_those_since_the_last_capture_or_pawn_move_that_stood
         seen.append((int(position.state[S_KEY]), int(position.state[S_DUCK])))
         found.append(game_positions(position))
         position = position.play(position.parse_move(text))
-    assert list(position.trail) == seen
+    assert list(position.history) == seen
     assert found[4] == (seen[0],) and found[5] == ()
     assert set(game_positions(position)) == {seen[5], seen[6], seen[7], seen[8]}
