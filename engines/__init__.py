@@ -9,7 +9,10 @@ Numba's on-disk cache is only invalidated when a function's own source file chan
 kernels inline constants and functions from other modules (numba#8396): after an edit elsewhere
 they would silently run stale machine code. So the cache lives in a directory named after a hash
 of every engine source file (under `MALLARD_CACHE`, default `~/.cache/mallard`), set here before
-any kernel module imports numba; a user's own `NUMBA_CACHE_DIR` is respected. A directory that
+any kernel module imports numba. A user's own `NUMBA_CACHE_DIR` is respected, with the same
+hash as a subdirectory of it; a `NUMBA_CACHE_DIR` that another mallard process set (a parent
+that starts engines, which inherit its environment: `mallard match`) is not a user's, and a child
+of other sources chooses its own (`compile_cache.choose_cache_directory`). A directory that
 cannot be written, or damaged files in it, are dealt with by `engines.compile_cache`. A new
 directory starts with the code `pip install` compiled when it built the package (setup.py), so
 a first run after installing loads its kernels instead of compiling them.
@@ -52,11 +55,7 @@ def _numba_cache_dir() -> Path:
     return base.absolute() / "numba" / digest.hexdigest()[:16]
 
 
-_wanted = _numba_cache_dir()
-if os.environ.get("NUMBA_CACHE_DIR", str(_wanted)) == str(_wanted):  # also when a parent set it
-    os.environ["NUMBA_CACHE_DIR"] = str(compile_cache.choose_numba_directory(_wanted))
-else:
-    compile_cache.user_numba_directory()
+os.environ["NUMBA_CACHE_DIR"] = str(compile_cache.choose_cache_directory(_numba_cache_dir()))
 
 from engines import connect4, duck, uttt  # noqa: E402  (after the cache directory is chosen)
 from engines.base import Game, GameEntry, UnknownGameError  # noqa: E402

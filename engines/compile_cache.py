@@ -12,7 +12,10 @@ Invariants:
 - cache paths name a kernel's module within the package, never the directory it is installed
   in (numba's own naming hashes the absolute path): the version directory is already tied to
   the exact source, so code compiled when the package was built (`PREBUILT_DIR`, filled by
-  setup.py) is valid wherever the package lands, and seeds an empty version directory;
+  setup.py) is valid wherever the package lands, and seeds an empty version directory. So a
+  directory never serves two versions of the sources: a process of other sources does not take
+  the one a mallard parent chose (`choose_cache_directory`), and engines started by one get an
+  environment without it (`engine_environment`);
 - one machine-code version per kernel and argument types: a kernel called from another with a
   constant argument is typed as if called with a variable (numba would otherwise compile a
   version per constant, `Literal[int](0)`, `Literal[int](-1)`, ...: a third of duck's first-run
@@ -116,6 +119,47 @@ def usable_directory(wanted: Path, what: str) -> Path:
            "(set MALLARD_CACHE to a writable directory to keep compiled code)",
            once="unwritable:" + what)
     return private
+
+
+# What a mallard process chose, in its environment (which the processes it starts inherit): the
+# directory, and the user's own NUMBA_CACHE_DIR it lies in, if any
+CHOSEN_DIR_VARIABLE = "MALLARD_NUMBA_CACHE_DIR"
+USER_DIR_VARIABLE = "MALLARD_USER_NUMBA_CACHE_DIR"
+
+
+def choose_cache_directory(wanted: Path) -> Path:
+    """The directory numba caches into for the sources whose version directory is `wanted`,
+    recorded in the environment. Cache files are named by module, not by the sources' path, so
+    a directory must never serve two versions of the sources: a NUMBA_CACHE_DIR that a mallard
+    parent set for its own sources (a match runner starting engines of another checkout) is
+    replaced, and a user's own gets the version as a subdirectory."""
+    chosen = os.environ.get("NUMBA_CACHE_DIR")
+    user_dir = os.environ.get(USER_DIR_VARIABLE)
+    if chosen and chosen != os.environ.get(CHOSEN_DIR_VARIABLE):
+        user_dir = chosen  # set by the user, not by a mallard process
+    if user_dir:
+        directory = Path(user_dir) / wanted.name
+        os.environ[USER_DIR_VARIABLE] = user_dir
+        user_numba_directory()
+    else:
+        directory = choose_numba_directory(wanted)
+    os.environ[CHOSEN_DIR_VARIABLE] = str(directory)
+    return directory
+
+
+def engine_environment() -> dict:
+    """The environment for an engine process this one starts: its own, without the cache
+    directory this process chose for its sources (the engine chooses for its own; a user's
+    NUMBA_CACHE_DIR stays)."""
+    env = dict(os.environ)
+    if env.get("NUMBA_CACHE_DIR") == env.get(CHOSEN_DIR_VARIABLE) and \
+            not env.get(USER_DIR_VARIABLE):
+        env.pop("NUMBA_CACHE_DIR", None)
+    if env.get(USER_DIR_VARIABLE):
+        env["NUMBA_CACHE_DIR"] = env[USER_DIR_VARIABLE]
+    env.pop(CHOSEN_DIR_VARIABLE, None)
+    env.pop(USER_DIR_VARIABLE, None)
+    return env
 
 
 def choose_numba_directory(wanted: Path) -> Path:

@@ -23,6 +23,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
+from engines import compile_cache
 from tournaments.timecontrol import Clock, TimeControl, go_fields, ugi_go_fields
 
 PROTOCOLS = ("uci", "ugi", "gtp")
@@ -101,7 +102,8 @@ class EngineProcess:
         try:
             self.process = subprocess.Popen(
                 config.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                stderr=subprocess.DEVNULL, cwd=config.workdir, start_new_session=True)
+                stderr=subprocess.DEVNULL, cwd=config.workdir, start_new_session=True,
+                env=compile_cache.engine_environment())
         except OSError as error:
             raise EngineDisconnected(f"cannot start '{config.command_text}': {error}") from None
         self.lines: queue.Queue = queue.Queue()

@@ -107,3 +107,63 @@ def test_engines_started_together_on_a_new_cache_both_load_the_prebuilt_code(tmp
         assert (player.returncode, out, err) == (0, "Nodes searched: 720\n", "")
     assert [path.name for path in (tmp_path / "cache" / "numba").iterdir()] == \
         [engines._numba_cache_dir().name]  # no copy left beside it
+
+
+# --- one directory, one version of the sources ---------------------------------------------------
+
+def _chosen_in_child(env_changes: dict, tmp_path: Path) -> tuple[str, str]:
+    """(NUMBA_CACHE_DIR, what its own children would get) as a process of these sources sees
+    them, started with the environment changed so."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("NUMBA_CACHE_DIR", compile_cache.CHOSEN_DIR_VARIABLE,
+                        compile_cache.USER_DIR_VARIABLE)}
+    env.update(MALLARD_CACHE=str(tmp_path / "cache"), **env_changes)
+    code = ("import os, engines; from engines import compile_cache; "
+            "print(os.environ['NUMBA_CACHE_DIR']); "
+            "print(compile_cache.engine_environment().get('NUMBA_CACHE_DIR', '-'))")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                         cwd=Path(engines.__file__).resolve().parent.parent, timeout=120)
+    assert run.returncode == 0, run.stderr
+    chosen, for_children = run.stdout.split()
+    return chosen, for_children
+
+
+def test_a_process_of_other_sources_does_not_take_the_directory_a_mallard_parent_chose(tmp_path):
+    """Cache files are named by module: an engine of another checkout started by `mallard
+    match` loaded the runner's compiled kernels and ran the runner's search, not its own (found
+    on 2026-11-27: a changed evaluation searched as the unchanged one did)."""
+    version = engines._numba_cache_dir().name
+    own = tmp_path / "cache" / "numba" / version
+    alone, for_children = _chosen_in_child({}, tmp_path)
+    assert Path(alone) == own and for_children == "-"
+    parents = str(tmp_path / "cache" / "numba" / "0123456789abcdef")  # another version's
+    under_parent, _ = _chosen_in_child({"NUMBA_CACHE_DIR": parents,
+                                        compile_cache.CHOSEN_DIR_VARIABLE: parents}, tmp_path)
+    assert Path(under_parent) == own
+
+
+def test_a_users_numba_cache_dir_holds_a_directory_per_version_of_the_sources(tmp_path):
+    version = engines._numba_cache_dir().name
+    users = tmp_path / "mine"
+    chosen, for_children = _chosen_in_child({"NUMBA_CACHE_DIR": str(users)}, tmp_path)
+    assert Path(chosen) == users / version and Path(for_children) == users
+    # a child that inherited the whole environment stays in the user's directory, not nested
+    nested, _ = _chosen_in_child({"NUMBA_CACHE_DIR": chosen,
+                                  compile_cache.CHOSEN_DIR_VARIABLE: chosen,
+                                  compile_cache.USER_DIR_VARIABLE: str(users)}, tmp_path)
+    assert Path(nested) == users / version
+
+
+def test_engines_started_by_a_match_get_an_environment_without_the_runners_cache(tmp_path):
+    from tournaments.players import EngineConfig, EngineProcess
+    script = tmp_path / "engine.py"
+    script.write_text("import os\nprint(os.environ.get('NUMBA_CACHE_DIR', '-'), flush=True)\n"
+                      "input()\n")
+    assert os.environ["NUMBA_CACHE_DIR"]  # this process chose one (importing engines)
+    process = EngineProcess(EngineConfig(name="env", command=[sys.executable, str(script)]))
+    try:
+        _, line = process.lines.get(timeout=60)
+        assert line == "-"
+    finally:
+        process.process.kill()
+        process.process.wait()
