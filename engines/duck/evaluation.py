@@ -14,7 +14,10 @@ TERM_MOBILITY (squares the knights, bishops, rooks and queens reach), TERM_KING_
 squares on the eight lines out of each king: with no check rule, every open line to the king is
 a capture threat the single duck may be unable to block), TERM_PAWNS (doubled, isolated and
 passed pawns), TERM_ENDGAME_KING (in the endgame, the king's steps from the centre: its
-placement table is a middle-game one, corners good, which an endgame king should leave).
+placement table is a middle-game one, corners good, which an endgame king should leave),
+TERM_LONE_KING (a king left alone against anything more: its steps from the centre and the
+other king's nearness, for the stronger side, which must hunt the king down to win: a shuffle
+the fifty-move rule ends is a draw).
 
 The weights are one block of literals below, fitted to game results by `mallard tune duck`
 (tournaments/tuning.py), which rewrites the block. The evaluation is linear in them:
@@ -48,6 +51,7 @@ from engines.duck.board import (
 from engines.duck.terms import (
     TERM_ENDGAME_KING,
     TERM_KING_EXPOSURE,
+    TERM_LONE_KING,
     TERM_MOBILITY,
     TERM_NAMES,
     TERM_PAWNS,
@@ -75,6 +79,7 @@ KING_EXPOSURE = 4  # penalty per empty square on the eight lines out of the king
 DOUBLED, ISOLATED = 12, 10  # penalties per pawn
 PASSED = (0, 5, 10, 20, 35, 55, 80, 0)  # passed pawn bonus by rank from its owner's side
 ENDGAME_KING = 0  # penalty per king step from the centre, per endgame step (`endgame_steps`)
+LONE_KING = (20, 10)  # against a lone king: per step of it from the centre, per step nearer the kings
 # </weights>
 
 # The weights as one vector, and the features the evaluation counts, in the same order:
@@ -89,12 +94,13 @@ F_DOUBLED = F_EXPOSURE + 1
 F_ISOLATED = F_DOUBLED + 1
 F_PASSED = F_ISOLATED + 1       # 8: by rank
 F_ENDGAME_KING = F_PASSED + 8
-N_FEATURES = F_ENDGAME_KING + 1
+F_LONE_KING = F_ENDGAME_KING + 1  # 2: the lone king's centre steps, the kings' nearness
+N_FEATURES = F_LONE_KING + 2
 # the features of each weight group, named in `terms` (the group boundaries in order)
 WEIGHT_GROUPS = dict(zip(WEIGHT_GROUP_NAMES, (
     range(F_MATERIAL, F_PLACEMENT), range(F_PLACEMENT, F_MOBILITY), range(F_MOBILITY, F_EXPOSURE),
     range(F_EXPOSURE, F_DOUBLED), range(F_DOUBLED, F_ENDGAME_KING),
-    range(F_ENDGAME_KING, N_FEATURES)), strict=True))
+    range(F_ENDGAME_KING, F_LONE_KING), range(F_LONE_KING, N_FEATURES)), strict=True))
 # each term's features: its weight group bears its name
 TERM_FEATURES = {bit: WEIGHT_GROUPS[name] for name, bit in TERM_NAMES.items()}
 
@@ -105,7 +111,7 @@ def weight_vector() -> np.ndarray:
     for ranks in PLACEMENT:
         for files in ranks:
             vector.extend(files)
-    vector += [*MOBILITY, KING_EXPOSURE, DOUBLED, ISOLATED, *PASSED, ENDGAME_KING]
+    vector += [*MOBILITY, KING_EXPOSURE, DOUBLED, ISOLATED, *PASSED, ENDGAME_KING, *LONE_KING]
     return np.array(vector, dtype=np.int64)
 
 
@@ -138,6 +144,8 @@ def weights_source(vector) -> str:
               "its owner's side",
               f"ENDGAME_KING = {values[F_ENDGAME_KING]}  # penalty per king step from the centre, "
               "per endgame step (`endgame_steps`)",
+              f"LONE_KING = {row(values[F_LONE_KING:N_FEATURES])}  # against a lone king: per "
+              "step of it from the centre, per step nearer the kings",
               WEIGHTS_END]
     return "\n".join(lines) + "\n"
 
@@ -168,6 +176,8 @@ def _tables() -> np.ndarray:
 PIECE_SQUARE = _tables()
 MOBILITY_BY_KIND = np.array([0, 0, *MOBILITY, 0, 0], dtype=np.int64)
 PASSED_BY_RANK = np.array(PASSED, dtype=np.int64)
+LONE_KING_CENTRE, LONE_KING_NEAR = LONE_KING
+KING_FAR = 7  # the kings' greatest distance in king steps: their nearness is 7 minus it
 
 
 def placement_sum(state) -> int:
@@ -264,6 +274,28 @@ def _endgame_king(state):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
+def lone_king(state):
+    """(centre steps, nearness) for White, the features of TERM_LONE_KING: when one side has
+    its king alone and the other more, the lone king's steps from the centre (`centre_steps`)
+    and KING_FAR minus the kings' distance in king steps, positive when White is the stronger
+    side; (0, 0) otherwise (a king captured, or no side alone)."""
+    white = state[S_WHITE]
+    black = state[S_OCCUPIED] & ~white
+    if white & (white - 1) == 0 and black & (black - 1) != 0:
+        lone, sign = 0, -1
+    elif black & (black - 1) == 0 and white & (white - 1) != 0:
+        lone, sign = 1, 1
+    else:
+        return 0, 0
+    lone_square, other_square = state[S_KING + lone], state[S_KING + 1 - lone]
+    if lone_square < 0 or other_square < 0:
+        return 0, 0
+    distance = max(abs((lone_square >> 4) - (other_square >> 4)),
+                   abs((lone_square & 7) - (other_square & 7)))
+    return sign * centre_steps(lone_square), sign * (KING_FAR - distance)
+
+
+@njit(cache=True, nogil=True, _nrt=False)
 def evaluate(state, terms):
     """Centipawns for the side to move: material and placement, plus the terms in the mask."""
     score = state[S_PLACEMENT]
@@ -281,6 +313,9 @@ def evaluate(state, terms):
         score += _pawns(state[S_PAWNS], white)
     if terms & TERM_ENDGAME_KING:
         score += ENDGAME_KING * _endgame_king(state)
+    if terms & TERM_LONE_KING:
+        centre, near = lone_king(state)
+        score += LONE_KING_CENTRE * centre + LONE_KING_NEAR * near
     return score if state[S_SIDE] == 0 else -score
 
 
@@ -314,3 +349,4 @@ def features(state, out):
     for rank in range(8):
         out[F_PASSED + rank] = ((w_passed >> (4 * rank)) & NIBBLE) - ((b_passed >> (4 * rank)) & NIBBLE)
     out[F_ENDGAME_KING] = _endgame_king(state)
+    out[F_LONE_KING], out[F_LONE_KING + 1] = lone_king(state)

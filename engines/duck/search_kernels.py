@@ -67,8 +67,10 @@ position stood twice, so that even a depth-1 search sees the reply that brings o
 time. While the list is not empty, the table answers only with the running search's entries: an
 earlier search's knew fewer draws (its result for a position two plies below the root missed
 the reply that now repeats one a third time). A position 100 plies after the last capture or
-pawn move is worth 0 on every square (the 50-move rule). The tests' exact search leaves draws
-out.
+pawn move is worth 0 on every square (the 50-move rule), and on the way there the evaluation
+shrinks toward 0 with the plies since then (`fifty_move_scaled`: half of it at 100), so that a
+side ahead prefers the move that resets the count to a shuffle. The tests' exact search leaves
+draws out, and the scaling with them.
 
 Scores: centipawns from the side to move; a win at ply p is MATE - p (king captured, or the
 opponent left without a legal move: fowling), a loss -(MATE - p). NO_MOVE marks a duck square for
@@ -651,20 +653,29 @@ def _absorb_child(state, ex, lb, ctx, value, move, common, common_move, lowest):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
+def fifty_move_scaled(value, state, ctx):
+    """The evaluation `value` as the search takes it: with draws on, times (200 - plies since
+    the last capture or pawn move) / 200."""
+    if ctx[C_DRAWS] == 0:
+        return value
+    return value * (2 * FIFTY_MOVE_PLIES - state[S_HALFMOVE]) // (2 * FIFTY_MOVE_PLIES)
+
+
+@njit(cache=True, nogil=True, _nrt=False)
 def static_value(state, ctx):
     """`evaluate` with the search's terms, through this thread's cache of recent evaluations
     (in its ctx, keyed by the position without the duck, which the evaluation never reads, and
-    the terms; a slot holds key ^ value so a stale or other slot never answers)."""
+    the terms; a slot holds key ^ value so a stale or other slot never answers), scaled by
+    `fifty_move_scaled` (after the cache: the key leaves out the move counts)."""
     terms = ctx[C_EVAL_TERMS]
     key = state[S_KEY] ^ terms
     slot = C_EVAL_CACHE + 2 * (key & (EVAL_CACHE_SLOTS - 1))
     value = ctx[slot + 1]
-    if ctx[slot] ^ value == key:
-        return value
-    value = evaluate(state, terms)
-    ctx[slot] = key ^ value
-    ctx[slot + 1] = value
-    return value
+    if ctx[slot] ^ value != key:
+        value = evaluate(state, terms)
+        ctx[slot] = key ^ value
+        ctx[slot + 1] = value
+    return fifty_move_scaled(value, state, ctx)
 
 
 @njit(cache=True, nogil=True, _nrt=False)

@@ -36,7 +36,7 @@ from engines.duck.board import (
     with_duck,
 )
 from engines.duck.rules import DEFAULT_HASH_MB, MAX_HASH_MB, SELECTIVE_PIECES
-from engines.duck.terms import TERM_MOBILITY, TERM_PAWNS
+from engines.duck.terms import TERM_LONE_KING, TERM_MOBILITY, TERM_PAWNS
 from engines.search_common import (
     C_ABORTED,
     C_NODE_LIMIT,
@@ -51,8 +51,9 @@ from engines.tables import ThreadTable, hashfull, install_hash_table
 from engines.timeman import clock_start
 from engines.watchdog import elapsed_ms
 
-# mobility and pawn structure: the terms self-play showed to gain (README, "Evaluation terms")
-DEFAULT_TERMS = TERM_MOBILITY | TERM_PAWNS
+# mobility, pawn structure and the lone king: the terms self-play showed to gain (README,
+# "Evaluation terms" and "Endgames")
+DEFAULT_TERMS = TERM_MOBILITY | TERM_PAWNS | TERM_LONE_KING
 # the selective pieces of the search (`rules.SELECTIVE_PIECES`), each a bit of search_kernels'
 # ctx[C_SELECTIVITY]; all off is the exact search
 SELECTIVITY_BITS = {"lmr": SK.SELECT_LMR, "null": SK.SELECT_NULL, "futility": SK.SELECT_FUTILITY,

@@ -8,9 +8,9 @@ placement, which every evaluation counts, then one group per term, in the order 
 evaluation's features.
 """
 
-TERM_MOBILITY, TERM_KING_EXPOSURE, TERM_PAWNS, TERM_ENDGAME_KING = 1, 2, 4, 8
+TERM_MOBILITY, TERM_KING_EXPOSURE, TERM_PAWNS, TERM_ENDGAME_KING, TERM_LONE_KING = 1, 2, 4, 8, 16
 TERM_NAMES = {"mobility": TERM_MOBILITY, "king": TERM_KING_EXPOSURE, "pawns": TERM_PAWNS,
-              "endgame": TERM_ENDGAME_KING}
+              "endgame": TERM_ENDGAME_KING, "lone": TERM_LONE_KING}
 ALL_TERMS = sum(TERM_NAMES.values())
 WEIGHT_GROUP_NAMES = ("material", "placement", *TERM_NAMES)
 

@@ -9,8 +9,15 @@ import pytest
 from engines.base import Limits
 from engines.duck import search_kernels as SK
 from engines.duck.board import PIECE_MOVE_MASK, S_DUCK, S_KEY, with_duck
+from engines.duck.evaluation import evaluate
 from engines.duck.notation import parse_square
-from engines.duck.searcher import DuckSearcher, SearchBuffers, game_positions, root_state
+from engines.duck.searcher import (
+    DEFAULT_TERMS,
+    DuckSearcher,
+    SearchBuffers,
+    game_positions,
+    root_state,
+)
 from engines.search_common import INF
 
 # a queen up for White; Black's king far from it, so that nothing is taken within a few plies
@@ -39,14 +46,35 @@ def test_a_repeated_position_is_a_draw_on_the_duck_squares_it_repeats_with(game)
     draw: the node's lowest score is the draw, on exactly those squares."""
     position = game.parse_position(QUEEN_UP.format(side="w", clock=0))
     key = int(position.state[S_KEY])
-    free = node_values(position, None)
+    free = node_values(position, [])
     assert free[0] > 300
-    # another position's entry changes nothing
+    # another position's entry changes nothing (draws on in both: the evaluation's scaling
+    # toward the 50-move rule is the same)
     assert node_values(position, [(key ^ 1, parse_square("d4"))]) == free
     value, rx, re, _ = node_values(position, [(key, parse_square("d4"))])
     assert (value, rx) == (0, parse_square("d4")) and re > 300
     value, rx, re, rx2 = node_values(position, [(key, parse_square("d4")), (key, parse_square("f6"))])
     assert (value, re) == (0, 0) and {rx, rx2} == {parse_square("d4"), parse_square("f6")}
+
+
+def test_the_evaluation_shrinks_on_the_way_to_the_fifty_move_rule(game):
+    """With draws on, the search takes the evaluation times (200 - plies since the last capture
+    or pawn move) / 200: a queen up 60 plies on is worth 0.7 of itself; the exact search (draws
+    off) takes it whole. The oracle: `evaluate` with the search's terms."""
+
+    def static(clock, repetitions):
+        buffers = SearchBuffers(16)
+        buffers.start(repetitions=repetitions)
+        state = root_state(game.parse_position(QUEEN_UP.format(side="w", clock=clock)))
+        first = int(SK.static_value(state, buffers.ctx))
+        assert int(SK.static_value(state, buffers.ctx)) == first  # from the evaluation cache
+        return first, int(evaluate(state, DEFAULT_TERMS))
+
+    value, whole = static(0, [])
+    assert value == whole > 800
+    assert static(60, []) == (whole * 140 // 200, whole)
+    assert static(60, None) == (whole, whole)
+    assert static(99, [])[0] == whole * 101 // 200
 
 
 def test_the_side_behind_repeats_the_position_a_third_time_and_scores_a_draw(game):

@@ -20,6 +20,7 @@ from engines.duck.terms import (
     ALL_TERMS,
     TERM_ENDGAME_KING,
     TERM_KING_EXPOSURE,
+    TERM_LONE_KING,
     TERM_MOBILITY,
     TERM_PAWNS,
 )
@@ -43,7 +44,7 @@ def _random_positions(count: int, seed: int) -> list:
 
 
 @pytest.mark.parametrize("terms", [0, TERM_MOBILITY, TERM_KING_EXPOSURE, TERM_PAWNS,
-                                   TERM_ENDGAME_KING, ALL_TERMS])
+                                   TERM_ENDGAME_KING, TERM_LONE_KING, ALL_TERMS])
 def test_features_dotted_with_the_weights_are_the_evaluation(terms):
     weights = weight_vector()
     for column_term, columns in TERM_FEATURES.items():
@@ -97,6 +98,36 @@ def test_the_endgame_king_counts_steps_from_the_centre_as_the_pieces_go():
         [0, 0, 6, 6, 6, 1]
 
 
+def test_the_lone_king_counts_its_steps_from_the_centre_and_the_kings_nearness():
+    """With one king alone and the other side more, the lone king's centre steps and 7 minus
+    the kings' distance in king steps, for the stronger side; nothing otherwise. The evaluation
+    is the features times the weights here too (random games seldom leave a king alone)."""
+    row = np.zeros(N_FEATURES, dtype=np.int64)
+    weights = weight_vector()
+    game = DuckGame()
+
+    def counted(fen):
+        state = game.parse_position(fen).state.copy()
+        features(state, row)
+        white = int(row @ weights)
+        assert evaluate(state, ALL_TERMS) == (white if fen.split()[1] == "w" else -white)
+        return tuple(row[evaluation.F_LONE_KING:evaluation.F_LONE_KING + 2].tolist())
+
+    # a rook against Black's king on h8 (6 steps out), White's on g1 (7 king steps away)
+    assert counted("7k/8/8/8/8/8/8/R5K1 w - - 0 1") == (6, 0)
+    # the kings closer: h8 and g6, 2 steps
+    assert counted("7k/8/6K1/8/8/8/8/R7 b - - 0 1") == (6, 5)
+    # a pawn against White's king on d5 (the centre), Black's on h1, 4 steps away
+    assert counted("8/8/8/3K4/8/8/p7/7k b - - 0 1") == (0, -3)
+    # both sides more than a king, or both kings alone, or a king taken: nothing
+    assert counted("7k/7p/8/8/8/8/8/R5K1 w - - 0 1") == (0, 0)
+    assert counted("7k/8/8/8/8/8/8/6K1 w - - 0 1") == (0, 0)
+    assert counted("8/8/8/8/8/8/8/R5K1 b - - 0 1") == (0, 0)
+    # so the stronger side gains LONE_KING per step the lone king is pushed out, per step nearer
+    centre_weight, near_weight = evaluation.LONE_KING
+    assert centre_weight > 0 and near_weight > 0
+
+
 def test_the_source_block_is_what_weights_source_writes():
     source = open(evaluation.__file__).read()
     assert weights_source(weight_vector()) in source
@@ -105,6 +136,7 @@ def test_the_source_block_is_what_weights_source_writes():
     assert names["MATERIAL"] == evaluation.MATERIAL and names["PASSED"] == evaluation.PASSED
     assert names["PLACEMENT"] == evaluation.PLACEMENT
     assert names["ENDGAME_KING"] == evaluation.ENDGAME_KING
+    assert names["LONE_KING"] == evaluation.LONE_KING
 
 
 def test_weights_source_refuses_a_vector_of_another_length():
