@@ -337,9 +337,12 @@ def test_losing_capture_pruning_knows_who_takes_back_as_pyffish_does(game):
 BUSY_CENTRE = "r1bqkb1r/ppp2ppp/2n2n2/3pp3/3PP3/2N2N2/PPP2PPP/R1BQKB1R w KQkq - 0 5"
 
 
-@pytest.mark.parametrize("piece", ["losing", "reverse", "late", "recaptures", "qtable", "razor"])
-def test_a_pruning_piece_shrinks_the_search(game, piece):
-    position, depth = game.parse_position(BUSY_CENTRE), 5
+# depth 5, but reverse futility, which cuts only far above beta, at depth 6: at 5 it decides a
+# handful of nodes here, a few more or fewer as the evaluation changes
+@pytest.mark.parametrize("piece, depth", [("losing", 5), ("reverse", 6), ("late", 5),
+                                          ("recaptures", 5), ("qtable", 5), ("razor", 5)])
+def test_a_pruning_piece_shrinks_the_search(game, piece, depth):
+    position = game.parse_position(BUSY_CENTRE)
     nodes = {}
     for on in (False, True):
         searcher = DuckSearcher(game, hash_mb=16)
