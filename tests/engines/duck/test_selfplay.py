@@ -6,14 +6,15 @@ import pytest
 
 from engines.duck.searcher import DuckSearcher
 from engines.duck.selfplay import MatchResult, match, play_game
-from engines.duck.terms import ALL_TERMS, TERM_ENDGAME_KING, parse_terms
+from engines.duck.terms import ALL_TERMS, TERM_ENDGAME_KING, TERM_LONE_KING, parse_terms
 
 
 def test_parse_terms():
     assert parse_terms("none") == 0 and parse_terms("") == 0
     assert parse_terms("mobility,pawns") == 5
-    assert parse_terms("all") == ALL_TERMS == 15
+    assert parse_terms("all") == ALL_TERMS == 31
     assert parse_terms("endgame") == TERM_ENDGAME_KING
+    assert parse_terms("lone, pawns") == TERM_LONE_KING | 4
     with pytest.raises(ValueError, match="unknown evaluation term 'speed'"):
         parse_terms("speed")
 
