@@ -59,7 +59,7 @@ from engines.duck.terms import (
 )
 
 # <weights> centipawns; `mallard tune duck --write FILE` rewrites this block (tournaments/tuning.py)
-MATERIAL = (100, 300, 320, 480, 900)  # pawn, knight, bishop, rook, queen
+MATERIAL = (139, 385, 301, 379, 884)  # pawn, knight, bishop, rook, queen
 PLACEMENT = (  # pawn .. king; rows: ranks 1-8 from the owner's side; files a-d (e-h mirror them)
     ((0, 0, 0, 0), (0, 0, 0, 0), (4, 4, 4, 4), (10, 10, 10, 18),
      (20, 20, 20, 28), (35, 35, 35, 35), (60, 60, 60, 60), (0, 0, 0, 0)),

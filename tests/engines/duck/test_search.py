@@ -297,7 +297,7 @@ def test_the_most_blocking_duck_square_kernel_matches_the_python_count(game):
     assert checked > 60
 
 
-PIECE_WORTH = {"p": 100, "n": 300, "b": 320, "r": 480, "q": 900}  # evaluation.MATERIAL
+PIECE_WORTH = {"p": 139, "n": 385, "b": 301, "r": 379, "q": 884}  # evaluation.MATERIAL
 
 
 def test_losing_capture_pruning_knows_who_takes_back_as_pyffish_does(game):
