@@ -152,13 +152,12 @@ def engine_environment() -> dict:
     directory this process chose for its sources (the engine chooses for its own; a user's
     NUMBA_CACHE_DIR stays)."""
     env = dict(os.environ)
-    if env.get("NUMBA_CACHE_DIR") == env.get(CHOSEN_DIR_VARIABLE) and \
-            not env.get(USER_DIR_VARIABLE):
+    user_dir = env.pop(USER_DIR_VARIABLE, None)
+    chosen = env.pop(CHOSEN_DIR_VARIABLE, None)
+    if user_dir:
+        env["NUMBA_CACHE_DIR"] = user_dir
+    elif env.get("NUMBA_CACHE_DIR") == chosen:
         env.pop("NUMBA_CACHE_DIR", None)
-    if env.get(USER_DIR_VARIABLE):
-        env["NUMBA_CACHE_DIR"] = env[USER_DIR_VARIABLE]
-    env.pop(CHOSEN_DIR_VARIABLE, None)
-    env.pop(USER_DIR_VARIABLE, None)
     return env
 
 
