@@ -27,7 +27,12 @@ deeper, 30 times the nodes in a pawn endgame).
 
 Once the common score reaches beta, a move the duck blocks on every square still below beta is
 not searched (`_can_matter`): it could only raise squares that are already lower bounds at or
-above beta.
+above beta. When one square alone is still below beta (`_single_open`), a move is searched for
+that square only, and there the duck must leave it: the child leaves the square out (C_EXCLUDED)
+and returns its lowest score over the others. It then need not prove its score on the left-out
+square, which can take all of its moves: a square the child's side needs the duck on (to block
+a threat) otherwise made every cover of it as dear as a full search. A node that left a square
+out stores nothing: its values are not the position's.
 
 The engine's full-window nodes are those of the principal variation, searched with its duck
 fixed, and the root's: `pv_kernels`. The nodes here search null windows but for the few
@@ -123,6 +128,7 @@ from engines.search_common import (
 
 MATE_BOUND = MATE - 1000
 NO_MOVE = -31000
+EXCLUDED_SCORE = 31500   # above every score: the square a node leaves out (C_EXCLUDED)
 MAX_SEARCH_PLY = 120
 
 # ctx layout: the header of engines.search_common (C_NODES, C_ABORTED, C_NODE_LIMIT,
@@ -133,6 +139,7 @@ C_BUSY_MASK = 14                    # threads: the mask of `busy` (0: no other t
 C_THREAD_TAG = 15                   # threads: this thread's mark, XORed into the keys in `busy`
 C_QUIESCENCE_START = 16             # the ply the running quiescence search started at
 C_TT_GENERATION = 17                # the search's number (8 bits), stored in its table entries
+C_EXCLUDED = 18                     # a duck square + 1 the next node leaves out (`_single_open`)
 C_KILLERS = 64                      # 2 per ply
 C_HISTORY = C_KILLERS + 2 * 128     # side * 4096 + from64 * 64 + to64
 C_EVAL_CACHE = C_HISTORY + 2 * 4096  # EVAL_CACHE_SLOTS pairs (key ^ value, value): `static_value`
@@ -478,6 +485,30 @@ def _can_matter(ex, lb, common, beta, move):
             return True
         sq = ex[lb + EX_NEXT + sq]
     return False
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _single_open(ex, lb, common, beta):
+    """The one listed square below beta when the common score holds beta and no other square
+    is below it; -1 otherwise. A move searched then matters only there."""
+    if common < beta:
+        return -1
+    open_square = -1
+    sq = ex[lb + EX_NEXT + HEAD]
+    while sq != HEAD:
+        if ex[lb + EX_SCORE + sq] < beta:
+            if open_square >= 0:
+                return -1
+            open_square = sq
+        sq = ex[lb + EX_NEXT + sq]
+    return open_square
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _keep_out(ex, lb, excluded):
+    """Keep the excluded square listed above every score, so that it is never the lowest."""
+    if excluded >= 0 and not _listed(ex, lb, excluded):
+        _link(ex, lb, excluded, EXCLUDED_SCORE, 0)
 
 
 @njit(cache=True, nogil=True, _nrt=False)
@@ -830,6 +861,8 @@ def _leaf(state, moves, ctx, ply):
 @njit(cache=True, nogil=True, _nrt=False)
 def search(state, undo, moves, order, ex, ctx, tt, busy, stop, ply, depth, alpha, beta):
     """Exception-search node; see the module docstring for what it returns."""
+    excluded = ctx[C_EXCLUDED] - 1
+    ctx[C_EXCLUDED] = 0
     drawn = 0  # the duck squares on which this position repeats one of the game's
     if ctx[C_DRAWS] != 0:
         if state[S_HALFMOVE] >= FIFTY_MOVE_PLIES and terminal_score(state, ply) == 0:
@@ -895,6 +928,9 @@ def search(state, undo, moves, order, ex, ctx, tt, busy, stop, ply, depth, alpha
 
     lb = ply * EX_STRIDE
     _open_list(ex, lb)
+    if drawn != 0 or (excluded >= 0 and state[excluded] != 0):
+        excluded = -1
+    _keep_out(ex, lb, excluded)
     common = NO_MOVE
     common_move = 0
     lowest = NO_MOVE
@@ -961,9 +997,13 @@ def search(state, undo, moves, order, ex, ctx, tt, busy, stop, ply, depth, alpha
         # engine's own full-window nodes are `pv_kernels.fixed_child`'s; full windows reach
         # this node only from the tests and tools that call it directly.
         low = -beta if i <= base else -alpha_eff - 1
+        only = _single_open(ex, lb, common, beta) if i >= base else -1
         while True:
+            ctx[C_EXCLUDED] = only + 1
             value = search(state, undo, moves, order, ex, ctx, tt, busy, stop, ply + 1,
                            depth - 1 - reduction, low, -alpha_eff)
+            if only >= 0 and ctx[C_RX] == only:
+                value = ctx[C_RE]  # its value with the duck anywhere but there
             if -value <= alpha_eff or ctx[C_ABORTED] or i < base:
                 break
             if reduction > 0:
@@ -987,8 +1027,19 @@ def search(state, undo, moves, order, ex, ctx, tt, busy, stop, ply, depth, alpha
         if ctx[C_ABORTED]:
             _close_list(ex, lb)
             return _returns(ctx, 0, -1, 0, -1)
-        common, common_move, lowest = _absorb_child(state, ex, lb, ctx, value, move, common,
-                                                    common_move, lowest)
+        if only >= 0:
+            # the move was searched for the one open square only: its worth there
+            if -value > ex[lb + EX_SCORE + only]:
+                if -value >= common:
+                    _unlink(ex, lb, only)
+                else:
+                    ex[lb + EX_SCORE + only] = -value
+                    ex[lb + EX_MOVE + only] = move
+            lowest = _lowest(ex, lb, common)
+        else:
+            common, common_move, lowest = _absorb_child(state, ex, lb, ctx, value, move,
+                                                        common, common_move, lowest)
+            _keep_out(ex, lb, excluded)
         if lowest >= beta:
             cut = True
             credit_cut(state, ctx, ply, depth, move)
@@ -1002,6 +1053,7 @@ def search(state, undo, moves, order, ex, ctx, tt, busy, stop, ply, depth, alpha
                 ex[lb + EX_SCORE + sq] = MATE - ply
             sq = ex[lb + EX_NEXT + sq]
     score, best = _finish(ex, lb, common, common_move, ctx)
-    _store(tt, ctx, _replacement(tt, ctx, key, depth), key, ply, depth, best, score, ctx[C_RE],
-           ctx[C_RX], ctx[C_RX2], alpha, beta)
+    if excluded < 0:  # a node that left a square out knows less than the table's entries say
+        _store(tt, ctx, _replacement(tt, ctx, key, depth), key, ply, depth, best, score,
+               ctx[C_RE], ctx[C_RX], ctx[C_RX2], alpha, beta)
     return score
