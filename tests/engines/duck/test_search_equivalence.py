@@ -90,8 +90,9 @@ def must_block_positions(game):
 
 @pytest.mark.parametrize("depth", [1, 2, 3])
 def test_equal_values_where_the_duck_must_block(game, depth):
-    compare(must_block_positions(game), depth, False, 0)
-    compare(must_block_positions(game), min(depth, 2), True, 3)
+    positions = must_block_positions(game)
+    compare(positions, depth, False, 0)
+    compare(positions, min(depth, 2), True, 3)
 
 
 # Depth 4, with the engine's evaluation terms: below it no search of these left a square out on
