@@ -407,6 +407,19 @@ def reset_lists(ex):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
+def _raise_listed(ex, lb, sq, gain, common, move):
+    """A move worth `gain` on the listed square sq: the square's score rises to it, and the
+    square leaves the list once that reaches the common score (above it only where the common
+    score holds beta, `_single_open`, and stands as the lower bound it is)."""
+    if gain > ex[lb + EX_SCORE + sq]:
+        if gain >= common:
+            _unlink(ex, lb, sq)
+        else:
+            ex[lb + EX_SCORE + sq] = gain
+            ex[lb + EX_MOVE + sq] = move
+
+
+@njit(cache=True, nogil=True, _nrt=False)
 def _merge(state, ex, lb, common, common_move, move, a, xs, b):
     """Fold one move into the node's per-square scores; returns the new common score and move.
 
@@ -461,13 +474,7 @@ def _merge(state, ex, lb, common, common_move, move, a, xs, b):
     while sq != HEAD:
         after = ex[lb + EX_NEXT + sq]
         if not is_blocked(move, sq):
-            gain = b if sq == xs else a
-            if gain > ex[lb + EX_SCORE + sq]:
-                if gain >= common:
-                    _unlink(ex, lb, sq)
-                else:
-                    ex[lb + EX_SCORE + sq] = gain
-                    ex[lb + EX_MOVE + sq] = move
+            _raise_listed(ex, lb, sq, b if sq == xs else a, common, move)
         sq = after
     return common, common_move
 
@@ -1029,12 +1036,7 @@ def search(state, undo, moves, order, ex, ctx, tt, busy, stop, ply, depth, alpha
             return _returns(ctx, 0, -1, 0, -1)
         if only >= 0:
             # the move was searched for the one open square only: its worth there
-            if -value > ex[lb + EX_SCORE + only]:
-                if -value >= common:
-                    _unlink(ex, lb, only)
-                else:
-                    ex[lb + EX_SCORE + only] = -value
-                    ex[lb + EX_MOVE + only] = move
+            _raise_listed(ex, lb, only, -value, common, move)
             lowest = _lowest(ex, lb, common)
         else:
             common, common_move, lowest = _absorb_child(state, ex, lb, ctx, value, move,
