@@ -409,8 +409,9 @@ def reset_lists(ex):
 @njit(cache=True, nogil=True, _nrt=False)
 def _raise_listed(ex, lb, sq, gain, common, move):
     """A move worth `gain` on the listed square sq: the square's score rises to it, and the
-    square leaves the list once that reaches the common score (above it only where the common
-    score holds beta, `_single_open`, and stands as the lower bound it is)."""
+    square leaves the list once that reaches the common score. A gain above the common score
+    comes only from a move searched for that square alone (`_single_open`), where the common
+    score holds beta: as a lower bound at or above beta it stands for the gain (fail-hard)."""
     if gain > ex[lb + EX_SCORE + sq]:
         if gain >= common:
             _unlink(ex, lb, sq)
