@@ -78,9 +78,7 @@ def test_the_evaluation_shrinks_on_the_way_to_the_fifty_move_rule(game):
 
 
 def test_the_side_behind_repeats_the_position_a_third_time_and_scores_a_draw(game):
-    position = game.parse_position(QUEEN_DOWN)
-    for text in SHUFFLE[:-1]:
-        position = position.play(position.parse_move(text))
+    position = game.parse_position(QUEEN_DOWN).play_text(SHUFFLE[:-1])
     assert position.repetition_count() == 2 and not position.result(claim_draw=True)
     result = DuckSearcher(game, hash_mb=16).search(position, Limits(depth=4))
     assert (result.score.kind, result.score.value) == ("cp", 0)
@@ -92,9 +90,7 @@ def test_the_side_behind_repeats_the_position_a_third_time_and_scores_a_draw(gam
 def test_a_position_that_stood_once_is_no_draw(game, moves, drawn):
     """After three moves White could bring the start back a second time: no draw, and the
     queen counts; after seven, a third time."""
-    position = game.parse_position(QUEEN_DOWN)
-    for text in SHUFFLE[:moves]:
-        position = position.play(position.parse_move(text))
+    position = game.parse_position(QUEEN_DOWN).play_text(SHUFFLE[:moves])
     score = DuckSearcher(game, hash_mb=16).search(position, Limits(depth=4)).score
     assert (score.kind, score.value < -300) == ("cp", True) if not drawn else score.value == 0
 
@@ -104,9 +100,7 @@ def test_even_a_depth_one_search_sees_the_reply_that_repeats_a_third_time(game):
     with the duck back on e4 would bring the start back a third time, unless Black's duck
     stands on a8. A clock near zero leaves depth 1, and the root's children are searched a ply
     for such replies."""
-    position = game.parse_position(QUEEN_DOWN)
-    for text in SHUFFLE[:6]:
-        position = position.play(position.parse_move(text))
+    position = game.parse_position(QUEEN_DOWN).play_text(SHUFFLE[:6])
     piece = position.parse_move("g1h1,c5") & PIECE_MOVE_MASK
     buffers = SearchBuffers(16)
     buffers.start(repetitions=game_positions(position))

@@ -16,9 +16,7 @@ def assert_same_as_pyffish(position):
 
 
 def play(position, *texts):
-    for text in texts:
-        position = position.play(position.parse_move(text))
-    return position
+    return position.play_text(texts)
 
 
 def test_first_move_places_the_duck_anywhere_empty_even_on_the_vacated_square(game):

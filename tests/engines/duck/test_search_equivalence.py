@@ -79,13 +79,7 @@ MUST_BLOCK_LINES = [
 
 
 def must_block_positions(game):
-    positions = []
-    for line in MUST_BLOCK_LINES:
-        position = game.start_position()
-        for text in line.split():
-            position = position.play(position.parse_move(text))
-        positions.append(position)
-    return positions
+    return [game.start_position().play_text(line.split()) for line in MUST_BLOCK_LINES]
 
 
 @pytest.mark.parametrize("depth", [1, 2, 3])
