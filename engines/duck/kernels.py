@@ -285,18 +285,45 @@ def generate_captures(state, out, start):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def has_piece_move(state, out, start):
-    """Whether the side to move has a piece move under some duck square (out[start:] is scratch
-    space). Most often the king has a step and nothing is generated."""
+def has_piece_move(state):
+    """Whether the side to move has a piece move (with the duck lifted, as the node's is): some
+    piece has a free square next to it in one of its directions, a knight a free target, or a
+    pawn its push or a capture. Castling adds nothing: it needs a rook with a free square beside
+    it. The search asks this at every leaf, so nothing is generated: the first piece that can
+    move answers (at the start position the king is boxed in, a knight answers)."""
     side = state[S_SIDE]
-    king = state[S_KING + side]
-    if king < 0 or state[S_KING + 1 - side] < 0:
+    if state[S_KING] < 0 or state[S_KING + 1] < 0:
         return False
-    for step in KING_STEPS:
-        to = king + step
-        if not (to & 0x88) and (state[to] == 0 or (state[to] >> 3) != side):
-            return True
-    return generate_piece_moves(state, out, start, -1) > start
+    own = _own_pieces(state)
+    free = ~own
+    enemy = state[S_OCCUPIED] & ~own
+    ep = state[S_EP]
+    if ep >= 0:
+        enemy |= bitboards.square_bit(ep)
+    forward = 16 if side == 0 else -16
+    pieces = own
+    while pieces != 0:
+        b = bitboards.lowest_index(pieces)
+        pieces &= pieces - 1
+        frm = bitboards.bit_square(b)
+        kind = state[frm] & 7
+        if kind == KNIGHT:
+            if bitboards.KNIGHT_TARGETS[b] & free != 0:
+                return True
+        elif kind == KING or kind == QUEEN:
+            if bitboards.KING_TARGETS[b] & free != 0:
+                return True
+        elif kind == PAWN:
+            # a pawn never stands on its last rank: the square ahead is on the board
+            if state[frm + forward] == 0 or bitboards.PAWN_CAPTURES[side, b] & enemy != 0:
+                return True
+        else:
+            for index in range(4 if kind == BISHOP else 0, 4 if kind == ROOK else 8):
+                code = ROOK_DIRECTIONS[index] if index < 4 else BISHOP_DIRECTIONS[index - 4]
+                to = frm + STEPS[code]
+                if not (to & 0x88) and (state[to] == 0 or (state[to] >> 3) != side):
+                    return True
+    return False
 
 
 @njit(cache=True, nogil=True, _nrt=False)

@@ -766,7 +766,7 @@ def quiescence(state, undo, moves, order, ex, ctx, tt, stop, ply, alpha, beta):
     if lost != 0:
         return _returns(ctx, lost, -1, lost, -1)
     base = ply * MAX_MOVES
-    if not has_piece_move(state, moves, base):
+    if not has_piece_move(state):
         return _returns(ctx, MATE - ply, -1, MATE - ply, -1)
     stand = static_value(state, ctx)
     if stand >= beta or ply >= ctx[C_QUIESCENCE_PLY_LIMIT]:
@@ -837,7 +837,7 @@ def leaf_value(state, moves, ctx, ply):
     lost = terminal_score(state, ply)
     if lost != 0:
         return lost
-    if not has_piece_move(state, moves, ply * MAX_MOVES):
+    if not has_piece_move(state):
         return MATE - ply
     return static_value(state, ctx)
 

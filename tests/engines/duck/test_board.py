@@ -1,5 +1,7 @@
 """The 0x88 ray tables, duck blocking, Zobrist keys and make/unmake, against plain geometry."""
 
+import random
+
 import numpy as np
 import pytest
 
@@ -129,22 +131,60 @@ def test_capture_generation_is_every_move_onto_an_enemy_piece_or_en_passant(game
     assert checked > 50  # positions with several captures to order
 
 
+def crowded_fens(seed: int, count: int):
+    """Boards 70% to 100% full of random pieces, nearly all of the side to move (all on a full
+    board, but the other king): its pieces mostly block each other, so many positions have a
+    move or two left, a few none at all (a fowling win)."""
+    rng = random.Random(seed)
+    fens = []
+    for _ in range(count):
+        king, enemy_king = rng.sample(range(64), 2)
+        side = rng.choice("wb")
+        squares = {king: "K" if side == "w" else "k", enemy_king: "k" if side == "w" else "K"}
+        density = rng.choice((0.7, 0.9, 1.0, 1.0))
+        for cell in range(64):
+            if cell in squares or rng.random() > density:
+                continue
+            piece = rng.choice("PPPNBRQ")
+            if piece == "P" and cell // 8 in (0, 7):
+                piece = rng.choice("NBRQ")
+            own = density == 1.0 or rng.random() < 0.9
+            squares[cell] = piece if (side == "w") == own else piece.lower()
+        rows = []
+        for rank in range(7, -1, -1):
+            row, empty = "", 0
+            for file in range(8):
+                piece = squares.get(rank * 8 + file)
+                if piece is None:
+                    empty += 1
+                    continue
+                row += (str(empty) if empty else "") + piece
+                empty = 0
+            rows.append(row + (str(empty) if empty else ""))
+        fens.append(f"{'/'.join(rows)} {side} - - 0 1")
+    return fens
+
+
 @pytest.mark.parametrize("seed", range(3))
 def test_has_piece_move_agrees_with_generation(game, seed):
-    """A king's step answers at once; a king boxed in by its own pieces (the first of `edge`)
-    makes it ask the generator. No move at all: a king captured."""
+    """Against the generator: positions of play, two where only one or two moves are left, and
+    crowded boards, where whole sides have no move (the question is a fowling win)."""
     positions = random_positions(game, 40, seed)
     edge = [game.parse_position(fen) for fen in (
         "kb6/pp6/PP6/8/8/8/8/4K3 b - - 0 1",        # only a7xb6 and the bishop's moves
         "k*6/bp6/1p6/1P6/8/8/8/4K3 b - - 0 1")]     # only Kb8, where the duck stands now
-    for position in positions + edge:
+    crowded = [game.parse_position(fen) for fen in crowded_fens(seed, 1500)]
+    counts = []
+    for position in positions + edge + crowded:
         state = position.state.copy()
         scratch = np.empty(MAX_MOVES, dtype=np.int64)
-        assert kernels.has_piece_move(state, scratch, 0) == (
-            kernels.generate_piece_moves(state, scratch, 0, -1) > 0), position.fen()
+        counts.append(kernels.generate_piece_moves(state, scratch, 0, -1))
+        assert kernels.has_piece_move(state) == (counts[-1] > 0), position.fen()
+    # the crowded boards do ask for sides without a move, and with one or two
+    assert counts.count(0) >= 3 and counts.count(1) + counts.count(2) >= 50
     lost = edge[0].state.copy()
     lost[S_KING + 1] = -1
-    assert not kernels.has_piece_move(lost, np.empty(MAX_MOVES, dtype=np.int64), 0)
+    assert not kernels.has_piece_move(lost)
 
 
 @pytest.mark.parametrize("seed", range(3))
