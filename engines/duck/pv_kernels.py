@@ -25,7 +25,16 @@ loaded from the cache).
 from numba import njit
 
 from engines.duck.bitboards import square_bit
-from engines.duck.board import MAX_MOVES, S_DUCK, S_HALFMOVE, S_KEY
+from engines.duck.board import (
+    KIND_EN_PASSANT,
+    MAX_MOVES,
+    MOVE_KIND_SHIFT,
+    MOVE_PROMO_SHIFT,
+    MOVE_TO_SHIFT,
+    S_DUCK,
+    S_HALFMOVE,
+    S_KEY,
+)
 from engines.duck.kernels import generate_piece_moves, pop_move, push_piece_move
 from engines.duck.search_kernels import (
     C_DRAWS,
@@ -219,7 +228,8 @@ def search_root(state, undo, moves, order, ex, ctx, tt, busy, stop, depth, alpha
                 root_moves, root_values, root_ducks, count):
     """One iteration over the root's piece moves (legal under the real duck), in the given order:
     the first move's reply, and that of a later move that beats it in a null window, valued with
-    a fixed duck (`fixed_child`).
+    a fixed duck (`fixed_child`). Late quiet moves are searched shallower first, a ply less
+    than elsewhere, as at the fixed-duck nodes.
 
     Fills root_values (fail-hard in (alpha, beta)) and root_ducks (the duck square to play with
     each move, -1 when any free square is as good); returns how many moves were finished.
@@ -229,15 +239,27 @@ def search_root(state, undo, moves, order, ex, ctx, tt, busy, stop, depth, alpha
     ply_one = 1
     key = state[S_KEY]
     pv_move, pv_duck = recall_pv(ctx, key)
+    lmr = (ctx[C_SELECTIVITY] & SELECT_LMR) != 0 and depth >= 3
     for i in range(count):
         move = root_moves[i]
         alpha_eff = max(alpha, best)
+        quiet = state[(move >> MOVE_TO_SHIFT) & 0x7F] == 0 and \
+            (move >> MOVE_KIND_SHIFT) & 3 != KIND_EN_PASSANT and (move >> MOVE_PROMO_SHIFT) & 7 == 0
         push_piece_move(state, undo, move)
         value, new_duck = -INF, -1
         if i > 0:
-            child = search(state, undo, moves, order, ex, ctx, tt, busy, stop, ply_one,
-                           depth - 1, -alpha_eff - 1, -alpha_eff)
-            value, new_duck = _mover_value(ctx, child, duck)
+            # a late quiet move is searched shallower first, as at the principal variation's
+            # other nodes; again at full depth when it beats the best so far
+            reduction = 0
+            if lmr and i >= LMR_FIRST and quiet:
+                reduction = late_reduction(depth, i, 1)
+            while True:
+                child = search(state, undo, moves, order, ex, ctx, tt, busy, stop, ply_one,
+                               depth - 1 - reduction, -alpha_eff - 1, -alpha_eff)
+                value, new_duck = _mover_value(ctx, child, duck)
+                if value <= alpha_eff or ctx[C_ABORTED] or reduction == 0:
+                    break
+                reduction = 0
         if not ctx[C_ABORTED] and (i == 0 or (value > alpha_eff and alpha_eff + 1 < beta)):
             guess = pv_duck if move == pv_move else new_duck
             value = fixed_child(state, undo, moves, order, ex, ctx, tt, busy, stop, ply_one,
