@@ -233,6 +233,14 @@ CODE_LINE = np.array([0, 0, 4, 1, 5, 2, 3, 6, 7], dtype=np.int64)
 
 
 @njit(cache=True, nogil=True, _nrt=False)
+def _take_piece(state, pieces):
+    """The lowest of the set `pieces`: (its bit index, its square, its kind, the rest)."""
+    b = bitboards.lowest_index(pieces)
+    frm = bitboards.bit_square(b)
+    return b, frm, state[frm] & 7, pieces & (pieces - 1)
+
+
+@njit(cache=True, nogil=True, _nrt=False)
 def generate_captures(state, out, start):
     """The moves of generate_piece_moves(state, out, start, -1) that take a piece (en passant
     included), in the same order, found with the state's sets (S_OCCUPIED, S_WHITE): the
@@ -251,10 +259,7 @@ def generate_captures(state, out, start):
     last_rank = 7 if side == 0 else 0
     pieces = own
     while pieces != 0:
-        b = bitboards.lowest_index(pieces)
-        pieces &= pieces - 1
-        frm = bitboards.bit_square(b)
-        kind = state[frm] & 7
+        b, frm, kind, pieces = _take_piece(state, pieces)
         if kind == PAWN:
             targets = bitboards.PAWN_CAPTURES[side, b] & (enemy | ep_bit)
             while targets != 0:  # lowest first: the file to the left first, as the walk does
@@ -303,10 +308,7 @@ def has_piece_move(state):
     forward = 16 if side == 0 else -16
     pieces = own
     while pieces != 0:
-        b = bitboards.lowest_index(pieces)
-        pieces &= pieces - 1
-        frm = bitboards.bit_square(b)
-        kind = state[frm] & 7
+        b, frm, kind, pieces = _take_piece(state, pieces)
         if kind == KNIGHT:
             if bitboards.KNIGHT_TARGETS[b] & free != 0:
                 return True

@@ -2,6 +2,7 @@
 
 import random
 
+import chess
 import numpy as np
 import pytest
 
@@ -150,18 +151,10 @@ def crowded_fens(seed: int, count: int):
                 piece = rng.choice("NBRQ")
             own = density == 1.0 or rng.random() < 0.9
             squares[cell] = piece if (side == "w") == own else piece.lower()
-        rows = []
-        for rank in range(7, -1, -1):
-            row, empty = "", 0
-            for file in range(8):
-                piece = squares.get(rank * 8 + file)
-                if piece is None:
-                    empty += 1
-                    continue
-                row += (str(empty) if empty else "") + piece
-                empty = 0
-            rows.append(row + (str(empty) if empty else ""))
-        fens.append(f"{'/'.join(rows)} {side} - - 0 1")
+        board = chess.Board(None)
+        for cell, piece in squares.items():
+            board.set_piece_at(cell, chess.Piece.from_symbol(piece))
+        fens.append(f"{board.board_fen()} {side} - - 0 1")
     return fens
 
 
