@@ -47,12 +47,13 @@ the common score holds beta, a quiet move can only cover the squares the duck bl
 move on, and is searched a ply shallower first), and in quiescence delta and losing-capture
 pruning, from its third ply on captures only on the square of the last move (or of a king), and
 the table (depth 0 entries, which never replace a searched node's). Late-move reductions also
-work at the fixed-duck nodes of the principal variation and at the root, a ply less. What they skip stays
-fail-hard: a pruned move counts as worth at most alpha on the squares it is not blocked on (never
-as no move there, which would read as a fowling win), a null-move or reverse-futility cut as beta
-on every square, a razored node as its quiescence search's values; quiescence may leave out any
-capture, its standing pat being the floor. The null move, the futilities and razoring work in
-null windows only, they and the quiescence pieces away from mate scores.
+work at the fixed-duck nodes of the principal variation and at the root, a ply less. What they
+skip stays fail-hard: a pruned move counts as worth at most alpha on the squares it is not
+blocked on (never as no move there, which would read as a fowling win), a null-move or
+reverse-futility cut as beta on every square, a razored node as its quiescence search's values;
+quiescence may leave out any capture, its standing pat being the floor. The null move, the
+futilities and razoring work in null windows only, they and the quiescence pieces away from mate
+scores.
 With every bit off the search is exact: it equals the full (piece move, duck square) enumeration
 (`enumeration`).
 
