@@ -25,17 +25,8 @@ loaded from the cache).
 from numba import njit
 
 from engines.duck.bitboards import square_bit
-from engines.duck.board import (
-    KIND_EN_PASSANT,
-    MAX_MOVES,
-    MOVE_KIND_SHIFT,
-    MOVE_PROMO_SHIFT,
-    MOVE_TO_SHIFT,
-    S_DUCK,
-    S_HALFMOVE,
-    S_KEY,
-)
-from engines.duck.kernels import generate_piece_moves, pop_move, push_piece_move
+from engines.duck.board import MAX_MOVES, MOVE_PROMO_SHIFT, S_DUCK, S_HALFMOVE, S_KEY
+from engines.duck.kernels import generate_piece_moves, is_capture, pop_move, push_piece_move
 from engines.duck.search_kernels import (
     C_DRAWS,
     C_PV_MEMORY,
@@ -103,6 +94,21 @@ def _mover_value(ctx, child, duck):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
+def _null_window_value(state, undo, moves, order, ex, ctx, tt, busy, stop, ply, depth,
+                       reduction, alpha, duck):
+    """(value, square) of `_mover_value` for the piece move just made, its reply (at `ply`)
+    searched to `depth` in the null window above alpha: `reduction` plies shallower first, and
+    again at full depth when that beats alpha (a late-move reduction)."""
+    while True:
+        child = search(state, undo, moves, order, ex, ctx, tt, busy, stop, ply,
+                       depth - reduction, -alpha - 1, -alpha)
+        value, square = _mover_value(ctx, child, duck)
+        if value <= alpha or ctx[C_ABORTED] or reduction == 0:
+            return value, square
+        reduction = 0
+
+
+@njit(cache=True, nogil=True, _nrt=False)
 def fixed_child(state, undo, moves, order, ex, ctx, tt, busy, stop, ply, depth, alpha, beta,
                 duck, guess):
     """The mover's value of its piece move just made (state is the child at `ply`, to be
@@ -166,14 +172,9 @@ def fixed_child(state, undo, moves, order, ex, ctx, tt, busy, stop, ply, depth, 
                         reduction = 0
                         if lmr and i - base >= LMR_FIRST and quiet:
                             reduction = late_reduction(depth, i - base, 1)
-                        while True:
-                            reply = search(state, undo, moves, order, ex, ctx, tt, busy, stop,
-                                           ply + 1, depth - 1 - reduction, -alpha_eff - 1,
-                                           -alpha_eff)
-                            value, reply_duck = _mover_value(ctx, reply, square)
-                            if value <= alpha_eff or ctx[C_ABORTED] or reduction == 0:
-                                break
-                            reduction = 0
+                        value, reply_duck = _null_window_value(
+                            state, undo, moves, order, ex, ctx, tt, busy, stop, ply + 1,
+                            depth - 1, reduction, alpha_eff, square)
                     if not ctx[C_ABORTED] and \
                             (i == base or (value > alpha_eff and alpha_eff + 1 < node_beta)):
                         value = fixed_child(state, undo, moves, order, ex, ctx, tt, busy, stop,
@@ -243,23 +244,18 @@ def search_root(state, undo, moves, order, ex, ctx, tt, busy, stop, depth, alpha
     for i in range(count):
         move = root_moves[i]
         alpha_eff = max(alpha, best)
-        quiet = state[(move >> MOVE_TO_SHIFT) & 0x7F] == 0 and \
-            (move >> MOVE_KIND_SHIFT) & 3 != KIND_EN_PASSANT and (move >> MOVE_PROMO_SHIFT) & 7 == 0
+        quiet = not is_capture(state, move) and (move >> MOVE_PROMO_SHIFT) & 7 == 0
         push_piece_move(state, undo, move)
         value, new_duck = -INF, -1
         if i > 0:
             # a late quiet move is searched shallower first, as at the principal variation's
-            # other nodes; again at full depth when it beats the best so far
+            # other nodes
             reduction = 0
             if lmr and i >= LMR_FIRST and quiet:
                 reduction = late_reduction(depth, i, 1)
-            while True:
-                child = search(state, undo, moves, order, ex, ctx, tt, busy, stop, ply_one,
-                               depth - 1 - reduction, -alpha_eff - 1, -alpha_eff)
-                value, new_duck = _mover_value(ctx, child, duck)
-                if value <= alpha_eff or ctx[C_ABORTED] or reduction == 0:
-                    break
-                reduction = 0
+            value, new_duck = _null_window_value(state, undo, moves, order, ex, ctx, tt, busy,
+                                                 stop, ply_one, depth - 1, reduction, alpha_eff,
+                                                 duck)
         if not ctx[C_ABORTED] and (i == 0 or (value > alpha_eff and alpha_eff + 1 < beta)):
             guess = pv_duck if move == pv_move else new_duck
             value = fixed_child(state, undo, moves, order, ex, ctx, tt, busy, stop, ply_one,

@@ -351,9 +351,8 @@ def test_a_pruning_piece_shrinks_the_search(game, piece, depth):
     for on in (False, True):
         searcher = DuckSearcher(game, hash_mb=16)
         searcher.set_selective(piece, on)
-        nodes[on] = searcher.search(position, Limits(depth=depth)).nodes
-        if in_quiescence:
-            nodes[on] = int(searcher.buffers.ctx[SK.C_QNODES])
+        searched = searcher.search(position, Limits(depth=depth)).nodes
+        nodes[on] = int(searcher.buffers.ctx[SK.C_QNODES]) if in_quiescence else searched
     assert nodes[True] < nodes[False]
 
 
