@@ -31,7 +31,8 @@ class SignatureResult:
 
 
 def run_signature(variant: str) -> SignatureResult:
-    """The signature of the game called `variant`; ValueError when it declares none."""
+    """The signature of the game called `variant`; ValueError when it declares none,
+    RuntimeError when one of its searches fails."""
     entry = find_game(variant)
     if entry.bench is None:
         raise ValueError(f"{entry.name} has no bench signature")
@@ -46,6 +47,10 @@ def run_signature(variant: str) -> SignatureResult:
         session.new_game()
         session.set_position(text, [])
         started = time.perf_counter()
-        nodes += session.search_now(Limits(depth=signature.depth)).nodes
+        result = session.search_now(Limits(depth=signature.depth))
         seconds += time.perf_counter() - started
+        if "error" in result.extra:  # a failed search is no signature (it counted no nodes)
+            raise RuntimeError(f"the {entry.name} search failed on '{text}': "
+                               f"{result.extra['error']}")
+        nodes += result.nodes
     return SignatureResult(entry.name, len(signature.positions), signature.depth, nodes, seconds)

@@ -41,6 +41,21 @@ def test_signature(variant):
     assert run_signature(variant).nodes == SIGNATURES[variant]
 
 
+def test_a_failing_search_fails_the_bench_instead_of_counting_no_nodes(capsys, monkeypatch):
+    from engines.duck.searcher import DuckSearcher
+
+    def broken(*args, **kwargs):
+        raise ZeroDivisionError("broken search")
+
+    monkeypatch.setattr(DuckSearcher, "search", broken)
+    assert cli.main(["bench", "--variant", "duck"]) == 1
+    out, err = capsys.readouterr()
+    assert "Nodes searched" not in out
+    assert err.strip().splitlines()[-1].startswith("mallard: internal error: RuntimeError: "
+                                                   "the duck search failed on ")
+    assert "broken search" in err
+
+
 def test_mallard_bench_prints_the_signature_as_stockfish_does(capsys):
     assert cli.main(["bench", "--variant", "connect4"]) == 0
     out, err = capsys.readouterr()
