@@ -12,9 +12,10 @@ make/unmake), from which the evaluation and the capture generator take every oth
 
 Reach along a line (`slider_reach`): the squares from the piece up to and including the first
 piece of either colour, or to the edge, both ways at once, looked up by the occupancy of the
-line's six inner squares (kindergarten bitboards: one multiply gathers them). The first piece
-along one direction (`first_piece`, for `generate_captures`) is the lowest set bit of (its
-squares & occupancy), on the reversed set for a falling direction.
+line's six inner squares (kindergarten bitboards: one multiply gathers them); `slider_attacks`
+gives the same squares as a set, by the same look-ups. The first piece along one direction
+(`first_piece`, for `generate_captures`) is the lowest set bit of (its squares & occupancy), on
+the reversed set for a falling direction.
 """
 
 import numpy as np
@@ -136,7 +137,40 @@ def _diagonal_tables(file_step: int):
     return inner_sets, reach
 
 
+def _line_span() -> np.ndarray:
+    """LINE_SPAN[p * 64 + inner]: the positions (bit i for position i) reached from position p
+    of a line of eight, `inner` as for LINE_REACH."""
+    table = np.zeros(8 * 64, dtype=np.int64)
+    for at in range(8):
+        for inner in range(64):
+            for way in (-1, 1):
+                index = at + way
+                while 0 <= index < 8:
+                    table[at * 64 + inner] |= 1 << index
+                    if 1 <= index <= 6 and inner >> (index - 1) & 1:
+                        break
+                    index += way
+    return table
+
+
+def _diagonal_lines(file_step: int) -> np.ndarray:
+    """By bit b: the other squares of the diagonal through b whose file grows by `file_step`
+    a rank."""
+    lines = np.zeros(64, dtype=np.int64)
+    for b in range(64):
+        rank, file = divmod(b, 8)
+        lines[b] = _signed(sum(1 << (r * 8 + file + (r - rank) * file_step) for r in range(8)
+                               if r != rank and 0 <= file + (r - rank) * file_step < 8))
+    return lines
+
+
 LINE_REACH = _line_reach()
+LINE_SPAN = _line_span()
+# a line's positions (bit r for rank r, LINE_SPAN's) as squares of file a
+FILE_A_OF_RANKS = np.array([sum(1 << (8 * r) for r in range(8) if mask >> r & 1)
+                            for mask in range(256)], dtype=np.int64)
+DIAGONAL_LINE = _diagonal_lines(1)
+ANTIDIAGONAL_LINE = _diagonal_lines(-1)
 DIAGONAL_INNER, DIAGONAL_REACH = _diagonal_tables(1)
 ANTIDIAGONAL_INNER, ANTIDIAGONAL_REACH = _diagonal_tables(-1)
 FILES_OF_MASK = np.array([_signed(sum(FILE_A << f for f in range(8) if mask >> f & 1))
@@ -203,6 +237,16 @@ def pawn_files(pawns):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
+def capturing_pawns(pawns, targets, side):
+    """The pawns of `side` (0 White) in `pawns` that have a square of `targets` diagonally in
+    front of them. A right shift smears the sign bit only over the last rank, where no pawn
+    stands."""
+    if side == 0:
+        return pawns & (((targets >> 7) & NOT_FILE_A) | ((targets >> 9) & NOT_FILE_H))
+    return pawns & (((targets << 9) & NOT_FILE_A) | ((targets << 7) & NOT_FILE_H))
+
+
+@njit(cache=True, nogil=True, _nrt=False)
 def slider_reach(b, kind, occupied):
     """Squares a bishop, rook or queen on bit b reaches: along each of its lines, up to and
     including the first piece of either colour. Each line is one look-up (`LINE_REACH`,
@@ -219,6 +263,31 @@ def slider_reach(b, kind, occupied):
         reach += ANTIDIAGONAL_REACH[b * 64 + ((((occupied & ANTIDIAGONAL_INNER[b])
                                                 * FILES_TO_TOP) >> 58) & 63)]
     return reach
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def slider_attacks(b, kind, occupied):
+    """The set of squares `slider_reach` counts: along each line of the bishop, rook or queen
+    on bit b, up to and including the first piece. A line's positions reached (`LINE_SPAN`, by
+    the same look-up index) are spread back onto the board: a rank's by a shift, a file's through
+    `FILE_A_OF_RANKS`, a diagonal's by copying the file mask to every rank and keeping the
+    diagonal (kindergarten bitboards)."""
+    attacks = 0
+    file = b & 7
+    if kind != BISHOP:
+        rank = b >> 3
+        attacks |= LINE_SPAN[file * 64 + ((occupied >> (b - file + 1)) & 63)] << (8 * rank)
+        ranks = LINE_SPAN[rank * 64 + (((((occupied >> file) & FILE_A_INNER) * FILE_TO_TOP)
+                                         >> 58) & 63)]
+        attacks |= FILE_A_OF_RANKS[ranks] << file
+    if kind != ROOK:
+        files = LINE_SPAN[file * 64 + ((((occupied & DIAGONAL_INNER[b]) * FILES_TO_TOP) >> 58)
+                                       & 63)]
+        attacks |= files * FILE_A & DIAGONAL_LINE[b]
+        files = LINE_SPAN[file * 64 + ((((occupied & ANTIDIAGONAL_INNER[b]) * FILES_TO_TOP)
+                                        >> 58) & 63)]
+        attacks |= files * FILE_A & ANTIDIAGONAL_LINE[b]
+    return attacks
 
 
 @njit(cache=True, nogil=True, _nrt=False)

@@ -231,6 +231,42 @@ def test_the_bitboard_primitives_against_brute_force():
         assert bitboards.reverse(signed) == bitboards._signed(int(f"{word:064b}"[::-1], 2))
 
 
+def test_slider_attacks_and_capturing_pawns_against_a_walk_of_the_board():
+    """The capture generator's filters: the squares a slider's lines reach up to and including
+    the first piece, and the pawns with a target diagonally ahead, found square by square."""
+    from engines.duck import bitboards
+    from engines.duck.board import BISHOP, QUEEN, ROOK
+
+    rng = random.Random(8)
+    lines = {ROOK: ((1, 0), (-1, 0), (0, 1), (0, -1)), BISHOP: ((1, 1), (1, -1), (-1, 1), (-1, -1))}
+    lines[QUEEN] = lines[ROOK] + lines[BISHOP]
+    for _ in range(3000):
+        density = rng.choice((0.1, 0.3, 0.6, 0.9))
+        occupied = sum(1 << b for b in range(64) if rng.random() < density)
+        b = rng.randrange(64)
+        occupied |= 1 << b
+        kind = rng.choice((BISHOP, ROOK, QUEEN))
+        walked = 0
+        for df, dr in lines[kind]:
+            f, r = b % 8 + df, b // 8 + dr
+            while 0 <= f < 8 and 0 <= r < 8:
+                walked |= 1 << (r * 8 + f)
+                if occupied >> (r * 8 + f) & 1:
+                    break
+                f, r = f + df, r + dr
+        found = bitboards.slider_attacks(b, kind, bitboards._signed(occupied))
+        assert found == bitboards._signed(walked), (b, kind, hex(occupied))
+        assert bitboards.count(found) == bitboards.slider_reach(b, kind, bitboards._signed(occupied))
+        pawns = rng.getrandbits(64) & 0x00FFFFFFFFFFFF00  # never on the first or last rank
+        targets = rng.getrandbits(64)
+        for side, ahead in ((0, 1), (1, -1)):
+            expected = sum(1 << p for p in range(64) if pawns >> p & 1 and any(
+                0 <= p % 8 + df < 8 and targets >> (p + 8 * ahead + df) & 1 for df in (-1, 1)))
+            got = bitboards.capturing_pawns(bitboards._signed(pawns), bitboards._signed(targets),
+                                            side)
+            assert got == bitboards._signed(expected), (side, hex(pawns), hex(targets))
+
+
 def test_the_search_cache_of_evaluations_answers_what_evaluate_does():
     """`static_value` (the search's cached evaluation) against `evaluate`: positions met twice
     and slots shared by other positions (a small cache full many times over), the terms in the
