@@ -767,10 +767,14 @@ def quiescence(state, undo, moves, order, ex, ctx, tt, stop, ply, alpha, beta):
     if lost != 0:
         return _returns(ctx, lost, -1, lost, -1)
     base = ply * MAX_MOVES
+    stand = static_value(state, ctx)
+    if stand >= beta:
+        # a lower bound at or above beta whether or not the side has a move (with none it
+        # wins outright, a higher value still): the move check is left to the nodes below beta
+        return _returns(ctx, stand, -1, stand, -1)
     if not has_piece_move(state):
         return _returns(ctx, MATE - ply, -1, MATE - ply, -1)
-    stand = static_value(state, ctx)
-    if stand >= beta or ply >= ctx[C_QUIESCENCE_PLY_LIMIT]:
+    if ply >= ctx[C_QUIESCENCE_PLY_LIMIT]:
         return _returns(ctx, stand, -1, stand, -1)
     use_table = (ctx[C_SELECTIVITY] & SELECT_QTABLE) != 0
     key = state[S_KEY]
