@@ -109,37 +109,28 @@ def _reach_along(squares, at, blocked) -> int:
     return reach
 
 
-def _line_reach() -> np.ndarray:
-    """LINE_REACH[p * 64 + inner]: from position p of a line of eight, with position i (1-6)
-    occupied when bit i - 1 of inner is set."""
-    table = np.zeros(8 * 64, dtype=np.int8)
-    for at in range(8):
-        for inner in range(64):
-            blocked = {i for i in range(1, 7) if inner >> (i - 1) & 1}
-            table[at * 64 + inner] = _reach_along(list(range(8)), at, blocked)
-    return table
-
-
 def _diagonal_tables(file_step: int):
-    """(INNER[b], REACH[b * 64 + inner]) for the diagonal through b whose file grows by
-    `file_step` a rank: its squares on files b-g, and the reach by their occupancy (bit f - 1
-    for file f)."""
+    """(INNER[b], REACH[b * 64 + inner], LINE[b]) for the diagonal through b whose file grows
+    by `file_step` a rank: its squares on files b-g, the reach by their occupancy (bit f - 1
+    for file f), and its squares but b."""
     inner_sets = np.zeros(64, dtype=np.int64)
     reach = np.zeros(64 * 64, dtype=np.int8)
+    lines = np.zeros(64, dtype=np.int64)
     for b in range(64):
         rank, file = divmod(b, 8)
         squares = [r * 8 + file + (r - rank) * file_step for r in range(8)
                    if 0 <= file + (r - rank) * file_step < 8]
         inner_sets[b] = sum(1 << sq for sq in squares if 1 <= sq % 8 <= 6)
+        lines[b] = _signed(sum(1 << sq for sq in squares if sq != b))
         for inner in range(64):
             blocked = {sq for sq in squares if 1 <= sq % 8 <= 6 and inner >> (sq % 8 - 1) & 1}
             reach[b * 64 + inner] = _reach_along(squares, squares.index(b), blocked)
-    return inner_sets, reach
+    return inner_sets, reach, lines
 
 
 def _line_span() -> np.ndarray:
     """LINE_SPAN[p * 64 + inner]: the positions (bit i for position i) reached from position p
-    of a line of eight, `inner` as for LINE_REACH."""
+    of a line of eight, with position i (1-6) occupied when bit i - 1 of inner is set."""
     table = np.zeros(8 * 64, dtype=np.int64)
     for at in range(8):
         for inner in range(64):
@@ -153,26 +144,14 @@ def _line_span() -> np.ndarray:
     return table
 
 
-def _diagonal_lines(file_step: int) -> np.ndarray:
-    """By bit b: the other squares of the diagonal through b whose file grows by `file_step`
-    a rank."""
-    lines = np.zeros(64, dtype=np.int64)
-    for b in range(64):
-        rank, file = divmod(b, 8)
-        lines[b] = _signed(sum(1 << (r * 8 + file + (r - rank) * file_step) for r in range(8)
-                               if r != rank and 0 <= file + (r - rank) * file_step < 8))
-    return lines
-
-
-LINE_REACH = _line_reach()
 LINE_SPAN = _line_span()
+# LINE_REACH[p * 64 + inner]: how many positions LINE_SPAN holds
+LINE_REACH = np.array([bin(span).count("1") for span in LINE_SPAN], dtype=np.int8)
 # a line's positions (bit r for rank r, LINE_SPAN's) as squares of file a
 FILE_A_OF_RANKS = np.array([sum(1 << (8 * r) for r in range(8) if mask >> r & 1)
                             for mask in range(256)], dtype=np.int64)
-DIAGONAL_LINE = _diagonal_lines(1)
-ANTIDIAGONAL_LINE = _diagonal_lines(-1)
-DIAGONAL_INNER, DIAGONAL_REACH = _diagonal_tables(1)
-ANTIDIAGONAL_INNER, ANTIDIAGONAL_REACH = _diagonal_tables(-1)
+DIAGONAL_INNER, DIAGONAL_REACH, DIAGONAL_LINE = _diagonal_tables(1)
+ANTIDIAGONAL_INNER, ANTIDIAGONAL_REACH, ANTIDIAGONAL_LINE = _diagonal_tables(-1)
 FILES_OF_MASK = np.array([_signed(sum(FILE_A << f for f in range(8) if mask >> f & 1))
                           for mask in range(256)], dtype=np.int64)
 
