@@ -103,10 +103,16 @@ def score_from_table(value, ply, mate_bound):
 def pick_best(moves, order, i, end):
     """Selection step of move ordering: bring the best remaining move (highest `order`) to
     position i and return it."""
-    best = i
-    for j in range(i + 1, end):
-        if order[j] > order[best]:
-            best = j
+    # indices from 0 in a view: known not negative, they need no wraparound, and the maximum
+    # compiles to a vector reduction; then the first move with it
+    keys = order[i:end]
+    top = keys[0]
+    for j in range(1, len(keys)):
+        top = max(top, keys[j])
+    first = 0
+    while keys[first] != top:
+        first += 1
+    best = i + first
     if best != i:
         moves[i], moves[best] = moves[best], moves[i]
         order[i], order[best] = order[best], order[i]
