@@ -70,6 +70,25 @@ def monotonic_ns(typingctx):
     return types.int64(), codegen
 
 
+@intrinsic
+def prefetch(typingctx, array, index):
+    """Ask the processor to bring array[index]'s cache line in, without waiting for it: a
+    transposition-table bucket is in main memory, and a node reads it only after other work
+    (a quiescence node after its evaluation), which then hides the wait. No effect on values."""
+    def codegen(context, builder, signature, args):
+        array_type = signature.args[0]
+        data = context.make_array(array_type)(context, builder, args[0])
+        address = cgutils.get_item_pointer(context, builder, array_type, data, [args[1]],
+                                           wraparound=False)
+        i32 = ir.IntType(32)
+        hint = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(ir.VoidType(), [address.type, i32, i32, i32]),
+            "llvm.prefetch." + ("p0" if address.type.is_opaque else "p0i8"))
+        builder.call(hint, [address, i32(0), i32(3), i32(1)])  # a read, kept close, data
+        return context.get_dummy_value()
+    return types.void(array, index), codegen
+
+
 @njit(cache=True, nogil=True, _nrt=False)
 def count_node(ctx, stop, poll_mask):
     """Count one node; every poll_mask + 1 nodes (poll_mask is 2^k - 1) set ctx[C_ABORTED] when

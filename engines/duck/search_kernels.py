@@ -123,6 +123,7 @@ from engines.search_common import (
     MATE,
     count_node,
     pick_best,
+    prefetch,
     score_from_table,
     score_to_table,
 )
@@ -767,6 +768,10 @@ def quiescence(state, undo, moves, order, ex, ctx, tt, stop, ply, alpha, beta):
     if lost != 0:
         return _returns(ctx, lost, -1, lost, -1)
     base = ply * MAX_MOVES
+    use_table = (ctx[C_SELECTIVITY] & SELECT_QTABLE) != 0
+    key = state[S_KEY]
+    if use_table:
+        prefetch(tt, _slot(ctx, key))  # read after the evaluation, which hides the wait
     stand = static_value(state, ctx)
     if stand >= beta:
         # a lower bound at or above beta whether or not the side has a move (with none it
@@ -776,8 +781,6 @@ def quiescence(state, undo, moves, order, ex, ctx, tt, stop, ply, alpha, beta):
         return _returns(ctx, MATE - ply, -1, MATE - ply, -1)
     if ply >= ctx[C_QUIESCENCE_PLY_LIMIT]:
         return _returns(ctx, stand, -1, stand, -1)
-    use_table = (ctx[C_SELECTIVITY] & SELECT_QTABLE) != 0
-    key = state[S_KEY]
     tt_move = 0
     if use_table:
         answered, tt_move, score, rx, re, rx2 = _table_answer(tt, ctx, key, ply, 0, alpha, beta)
@@ -994,6 +997,7 @@ def search(state, undo, moves, order, ex, ctx, tt, busy, stop, ply, depth, alpha
                 # searched again at full depth, as any reduced move that fails high)
                 reduction = min(reduction + 1, depth - 2)
             push_piece_move(state, undo, move)
+            prefetch(tt, _slot(ctx, state[S_KEY]))  # the child reads its bucket first
             if busy_mask:
                 child_key = state[S_KEY]
                 busy_slot = child_key & busy_mask

@@ -83,6 +83,14 @@ def test_sizes_outside_the_range_are_refused_by_name(value):
     assert str(value) in str(caught.value)
 
 
+def test_a_table_starts_on_a_cache_line_and_is_zeroed():
+    holder = Holder()
+    for words in (MB // 8, MB // 8 + 3):
+        table = tables.install_table(holder, "tt", words, np.int64, 1)
+        assert table.ctypes.data % tables.CACHE_LINE == 0
+        assert len(table) == words and table.flags.c_contiguous and not table.any()
+
+
 # --- refusal -----------------------------------------------------------------------------------
 
 def test_a_table_larger_than_memory_is_refused_and_the_old_one_kept(little_memory):
