@@ -10,7 +10,10 @@ best of its moves that square leaves, and only its first move (or one that beats
 principal variation. One null-window exception search of the reply then shows that no other duck
 square does better, or names one, which is tried next; if that one is beaten too, the reply is
 searched as a full-window exception node after all (in pawn endgames the duck matters on many
-squares, and trying them one by one would open a subtree each). So the principal variation is
+squares, and trying them one by one would open a subtree each). With other threads beside this
+one, the full-window search comes already when the question shows more than one square doing
+better: their table entries, of other windows, make the following questions disagree with the
+fixed-duck searches level after level, and the second tries then multiply. So the principal variation is
 mostly a line again, as in chess, and its values stay exact. The square first tried is the one
 remembered for that position (`remember_pv`, in this thread's ctx), else the table's RX. Only
 the root and these nodes search in full windows, with those few exceptions.
@@ -34,6 +37,7 @@ from engines.duck.search_kernels import (
     C_RX,
     C_RX2,
     C_SELECTIVITY,
+    C_SHARED_TABLE,
     FIFTY_MOVE_PLIES,
     KILLER_KEY,
     LMR_FIRST,
@@ -205,10 +209,15 @@ def fixed_child(state, undo, moves, order, ex, ctx, tt, busy, stop, ply, depth, 
         value, better = _mover_value(ctx, child, duck)
         if value <= low:
             break  # no square does better than the best found: it is exact (or below alpha)
-        if attempt + 1 == FIXED_ATTEMPTS:
+        if attempt + 1 == FIXED_ATTEMPTS or (ctx[C_SHARED_TABLE] != 0 and (
+                better < 0 or better == duck or state[better] != 0 or better == square or
+                -ctx[C_RE] > low)):
             # squares keep doing better (where the duck matters everywhere, as in pawn
             # endgames, each try would open a whole subtree): the exception search values
-            # them all at once
+            # them all at once. With other threads, already when the question names more than
+            # one square: their entries of other windows make the questions that follow
+            # disagree with the fixed-duck searches, level after level, and the tries would
+            # multiply (a pawn ending took minutes for seconds; README, "Threads")
             child = search(state, undo, moves, order, ex, ctx, tt, busy, stop, ply, depth,
                            -beta, -low)
             if ctx[C_ABORTED]:

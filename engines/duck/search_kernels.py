@@ -142,6 +142,7 @@ C_THREAD_TAG = 15                   # threads: this thread's mark, XORed into th
 C_QUIESCENCE_START = 16             # the ply the running quiescence search started at
 C_TT_GENERATION = 17                # the search's number (8 bits), stored in its table entries
 C_EXCLUDED = 18                     # a duck square + 1 the next node leaves out (`_single_open`)
+C_SHARED_TABLE = 19                 # threads: 1 when other threads write the table too
 C_KILLERS = 64                      # 2 per ply
 C_HISTORY = C_KILLERS + 2 * 128     # side * 4096 + from64 * 64 + to64
 C_EVAL_CACHE = C_HISTORY + 2 * 4096  # EVAL_CACHE_SLOTS pairs (key ^ value, value): `static_value`

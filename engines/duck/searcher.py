@@ -101,9 +101,12 @@ class SearchBuffers(ThreadTable):
     def start(self, node_limit: int = 0, quiescence: bool = True,
               quiescence_ply_limit: int = SK.MAX_SEARCH_PLY, same_depth_only: bool = False,
               eval_terms: int = DEFAULT_TERMS, selectivity: int = 0, shared: bool = False,
-              thread: int = 0, repetitions: Optional[tuple] = None):
+              thread: int = 0, repetitions: Optional[tuple] = None,
+              table_shared: Optional[bool] = None):
         """Ready for a search; `shared`: other threads search beside this one (ABDADA's
         deferrals on; the owner of the table forgets the positions an earlier search was in);
+        `table_shared` (default: as `shared`): their entries are in the table, so that the
+        fixed-duck nodes take the full-window search sooner (`pv_kernels.fixed_child`);
         `thread`: this one's number among them (0: the main thread), which tags its marks;
         `repetitions`: the game's positions a draw repeats (`game_positions`; None: draws off)."""
         self.ctx[C_NODES] = 0
@@ -118,6 +121,7 @@ class SearchBuffers(ThreadTable):
         self.ctx[SK.C_SELECTIVITY] = selectivity
         self.ctx[SK.C_THREAD_TAG] = SK.thread_tag(thread)
         self.share_work(shared)
+        self.ctx[SK.C_SHARED_TABLE] = int(shared if table_shared is None else table_shared)
         self.stop[STOP_FLAG] = 0
         SK.set_repetitions(self.ctx, repetitions)
         SK.reset_lists(self.ex)
@@ -152,12 +156,13 @@ def game_positions(position) -> tuple:
 
 def exception_value(position, depth: int, quiescence: bool, quiescence_ply_limit: int,
                     buffers: Optional[SearchBuffers] = None,
-                    eval_terms: int = DEFAULT_TERMS) -> tuple[int, int]:
-    """(value, nodes) of one fixed-depth, full-window exception search from a fresh table."""
+                    eval_terms: int = DEFAULT_TERMS, shared: bool = False) -> tuple[int, int]:
+    """(value, nodes) of one fixed-depth, full-window exception search from a fresh table;
+    `shared`: searched as one of several threads would (alone, it defers nothing)."""
     buffers = buffers or SearchBuffers(1)
     buffers.clear()
     buffers.start(quiescence=quiescence, quiescence_ply_limit=quiescence_ply_limit,
-                  same_depth_only=True, eval_terms=eval_terms)
+                  same_depth_only=True, eval_terms=eval_terms, shared=shared)
     root_moves = np.array(position.piece_moves(), dtype=np.int64)
     values = np.zeros(len(root_moves), dtype=np.int64)
     ducks = np.zeros(len(root_moves), dtype=np.int64)

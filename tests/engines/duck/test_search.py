@@ -240,12 +240,13 @@ def test_the_principal_variation_goes_past_a_move_the_duck_now_blocks(game):
 def test_a_thread_alone_defers_nothing_it_is_in_itself(game):
     """A duck position can come back on its own path (here kings step to and fro): with
     ABDADA's marks on and no other thread, the search must be the one-thread search, move for
-    move and node for node (a thread once deferred its own marks: 1.2 times the nodes here)."""
+    move and node for node (a thread once deferred its own marks: 1.2 times the nodes here).
+    The fixed-duck nodes keep their one-thread rule (`table_shared`), which is not the marks'."""
     position = game.parse_position("8/2k5/3p4/p2P1p2/P2P1P2/8/3K4/8 w - - 0 40")
     searched = {}
     for shared in (False, True):
         buffers = SearchBuffers(16)
-        buffers.start(selectivity=DEFAULT_SELECTIVITY, shared=shared)
+        buffers.start(selectivity=DEFAULT_SELECTIVITY, shared=shared, table_shared=False)
         moves = np.array(position.piece_moves(), dtype=np.int64)
         values, ducks = np.zeros_like(moves), np.zeros_like(moves)
         buffers.root(root_state(position), 14, -INF, INF, moves, values, ducks)

@@ -1,13 +1,24 @@
 """The exception search returns exactly the value of the plain search over every (piece move,
-duck square) pair, with the same evaluation, at depths 1, 2 and 3, with and without quiescence.
+duck square) pair, with the same evaluation, at depths 1, 2 and 3, with and without quiescence,
+and as one of several threads searches.
 
 Quiescence is compared with a ply cap (the same in both), because the plain search's capture tree
 multiplied by ~40 duck squares per ply is too large to finish otherwise.
 """
 
+import numpy as np
 import pytest
 
-from engines.duck.searcher import DEFAULT_TERMS, SearchBuffers, enumeration_value, exception_value
+from engines.duck.board import PIECE_MOVE_MASK
+from engines.duck.search_kernels import MATE_BOUND
+from engines.duck.searcher import (
+    DEFAULT_TERMS,
+    INF,
+    SearchBuffers,
+    enumeration_value,
+    exception_value,
+    root_state,
+)
 from engines.duck.terms import ALL_TERMS
 from tests.engines.duck.conftest import random_positions
 
@@ -23,10 +34,10 @@ def live_positions(game, count, seed):
     return live
 
 
-def compare(positions, depth, quiescence, cap, terms=0):
+def compare(positions, depth, quiescence, cap, terms=0, shared=False):
     buffers = SearchBuffers(1)
     for position in positions:
-        fast, _ = exception_value(position, depth, quiescence, cap, buffers, terms)
+        fast, _ = exception_value(position, depth, quiescence, cap, buffers, terms, shared)
         plain, _ = enumeration_value(position, depth, quiescence, cap, terms)
         assert fast == plain, (position.fen(), depth, quiescence)
 
@@ -54,6 +65,39 @@ def test_equal_values_with_every_evaluation_term(game, quiescence, count):
 @pytest.mark.parametrize("seed", [0, pytest.param(1, marks=pytest.mark.slow)])
 def test_equal_values_at_depth_3(game, seed):
     compare(live_positions(game, 10, 200 + seed), 3, False, 0)
+
+
+@pytest.mark.parametrize("depth,quiescence,seed", [(2, False, 0), (3, False, 0), (2, True, 1)])
+def test_equal_values_as_one_of_several_threads(game, depth, quiescence, seed):
+    """Searched as one of several threads would (alone, it defers nothing): the same values."""
+    compare(live_positions(game, 15, 400 + seed), depth, quiescence, depth + 2, shared=True)
+
+
+@pytest.mark.parametrize("shared", [False, True])
+def test_each_root_move_alone_is_valued_exactly(game, shared):
+    """Each piece move searched as the root's only one, so that its reply is a fixed-duck node
+    in a full window (`pv_kernels.fixed_child`), equals the best over its duck squares of the
+    plain search of the reply. `shared`: as one of several threads searches, where a node
+    whose question names more than one better square goes straight to the full-window
+    search. (Mate scores are left out: the two count their plies from different roots.)"""
+    buffers = SearchBuffers(1)
+    values, ducks = np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64)
+    compared = 0
+    for position in live_positions(game, 8, 500):
+        replies = {}
+        for full in position.legal_moves():
+            replies.setdefault(int(full) & PIECE_MOVE_MASK, []).append(position.play(full))
+        for move, children in list(replies.items())[:10]:
+            plain = max(-enumeration_value(child, 1, False, 0, 0)[0] for child in children)
+            if abs(plain) >= MATE_BOUND:
+                continue
+            buffers.clear()
+            buffers.start(quiescence=False, same_depth_only=True, eval_terms=0, shared=shared)
+            buffers.root(root_state(position), 2, -INF, INF,
+                         np.array([move], dtype=np.int64), values, ducks)
+            assert values[0] == plain, (position.fen(), position.format_move(move))
+            compared += 1
+    assert compared > 40
 
 
 @pytest.mark.slow
