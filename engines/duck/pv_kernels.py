@@ -13,8 +13,8 @@ searched as a full-window exception node after all (in pawn endgames the duck ma
 squares, and trying them one by one would open a subtree each). With other threads beside this
 one, the full-window search comes already when the question shows more than one square doing
 better: their table entries, of other windows, make the following questions disagree with the
-fixed-duck searches level after level, and the second tries then multiply. So the principal variation is
-mostly a line again, as in chess, and its values stay exact. The square first tried is the one
+fixed-duck searches level after level, and the second tries then multiply. So the principal
+variation is mostly a line again, as in chess, and its values stay exact. The square first tried is the one
 remembered for that position (`remember_pv`, in this thread's ctx), else the table's RX. Only
 the root and these nodes search in full windows, with those few exceptions.
 
