@@ -14,9 +14,9 @@ squares, and trying them one by one would open a subtree each). With other threa
 one, the full-window search comes already when the question shows more than one square doing
 better: their table entries, of other windows, make the following questions disagree with the
 fixed-duck searches level after level, and the second tries then multiply. So the principal
-variation is mostly a line again, as in chess, and its values stay exact. The square first tried is the one
-remembered for that position (`remember_pv`, in this thread's ctx), else the table's RX. Only
-the root and these nodes search in full windows, with those few exceptions.
+variation is mostly a line again, as in chess, and its values stay exact. The square first
+tried is the one remembered for that position (`remember_pv`, in this thread's ctx), else the
+table's RX. Only the root and these nodes search in full windows, with those few exceptions.
 
 Invariants: `fixed_child` returns the mover's value fail-hard in its window, exact inside it, as
 the exception search would (the equivalence tests compare the root's values with the full
@@ -209,15 +209,18 @@ def fixed_child(state, undo, moves, order, ex, ctx, tt, busy, stop, ply, depth, 
         value, better = _mover_value(ctx, child, duck)
         if value <= low:
             break  # no square does better than the best found: it is exact (or below alpha)
-        if attempt + 1 == FIXED_ATTEMPTS or (ctx[C_SHARED_TABLE] != 0 and (
-                better < 0 or better == duck or state[better] != 0 or better == square or
-                -ctx[C_RE] > low)):
+        # the question named one square to try (not the common score, nor one the duck
+        # cannot go to, nor the one just searched)
+        named = better >= 0 and better != duck and state[better] == 0 and better != square
+        if attempt + 1 == FIXED_ATTEMPTS or \
+                (ctx[C_SHARED_TABLE] != 0 and (not named or -ctx[C_RE] > low)):
             # squares keep doing better (where the duck matters everywhere, as in pawn
             # endgames, each try would open a whole subtree): the exception search values
-            # them all at once. With other threads, already when the question names more than
-            # one square: their entries of other windows make the questions that follow
-            # disagree with the fixed-duck searches, level after level, and the tries would
-            # multiply (a pawn ending took minutes for seconds; README, "Threads")
+            # them all at once. With other threads, already when the question shows more than
+            # one square doing better: their entries of other windows make the questions that
+            # follow disagree with the fixed-duck searches, level after level, and the tries
+            # would multiply (README, Duck Chess selectivity and threads: "Fixed on
+            # 2026-11-28")
             child = search(state, undo, moves, order, ex, ctx, tt, busy, stop, ply, depth,
                            -beta, -low)
             if ctx[C_ABORTED]:
@@ -226,9 +229,7 @@ def fixed_child(state, undo, moves, order, ex, ctx, tt, busy, stop, ply, depth, 
             if value > best:
                 best, best_square = value, better
             break
-        if better < 0 or better == duck or state[better] != 0 or better == square:
-            better = _next_empty(state, duck, square)  # the common score: any such square
-        square = better
+        square = better if named else _next_empty(state, duck, square)  # else any such square
     ctx[C_RX] = best_square
     return max(best, alpha)
 
