@@ -778,9 +778,9 @@ def quiescence(state, undo, moves, order, ex, ctx, tt, stop, ply, alpha, beta):
         # a lower bound at or above beta whether or not the side has a move (with none it
         # wins outright, a higher value still): the move check is left to the nodes below beta
         return _returns(ctx, stand, -1, stand, -1)
-    if not has_piece_move(state):
-        return _returns(ctx, MATE - ply, -1, MATE - ply, -1)
     if ply >= ctx[C_QUIESCENCE_PLY_LIMIT]:
+        if not has_piece_move(state):
+            return _returns(ctx, MATE - ply, -1, MATE - ply, -1)
         return _returns(ctx, stand, -1, stand, -1)
     tt_move = 0
     if use_table:
@@ -788,6 +788,10 @@ def quiescence(state, undo, moves, order, ex, ctx, tt, stop, ply, alpha, beta):
         if answered:
             return _returns(ctx, score, rx, re, rx2)
     end = generate_captures(state, moves, base)
+    if end == base and not has_piece_move(state):
+        # asked only now: a capture is a piece move, and most nodes here have one. (No node
+        # without a move ever stores one, so the table above cannot have answered for it.)
+        return _returns(ctx, MATE - ply, -1, MATE - ply, -1)
     score_moves(state, moves, order, base, end, tt_move, ctx, ply)
     lb = ply * EX_STRIDE
     _open_list(ex, lb)
