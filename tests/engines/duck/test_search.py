@@ -531,7 +531,8 @@ def test_a_quiescence_node_without_a_piece_move_is_a_fowling_win(game):
     """On crowded boards (`test_board.crowded_fens`) some sides have no piece move at all, some
     only a capture or two. A quiescence node below beta is then won outright (MATE - ply) when
     the generator finds no piece move (`kernels.generate_piece_moves`, the oracle here), and is
-    not when it finds one, whether or not any of them takes."""
+    not when it finds one, whether or not any of them takes; at the quiescence ply limit too,
+    where it takes no capture."""
     from engines.duck import kernels
     from engines.duck.board import MAX_MOVES
     from tests.engines.duck.test_board import crowded_fens
@@ -542,14 +543,15 @@ def test_a_quiescence_node_without_a_piece_move_is_a_fowling_win(game):
     for fen in crowded_fens(7, 400):
         state = root_state(game.parse_position(fen))
         moves = kernels.generate_piece_moves(state.copy(), scratch, 0, -1)
-        buffers.start(selectivity=0, quiescence_ply_limit=ply + 2)  # crowded: many captures
-        buffers.ctx[SK.C_QUIESCENCE_START] = ply
-        value = int(SK.quiescence(state, buffers.undo, buffers.moves, buffers.order, buffers.ex,
-                                  buffers.ctx, buffers.tt, buffers.stop, ply, -INF, INF))
-        if moves == 0:
-            seen["none"] += 1
-            assert value == SK.MATE - ply, fen
-        else:
-            seen["moves"] += 1
-            assert value != SK.MATE - ply, fen  # a king taken is MATE - ply - 1 at best
+        seen["none" if moves == 0 else "moves"] += 1
+        for limit in (ply + 2, ply):  # crowded: many captures, so two plies of them at most
+            buffers.start(selectivity=0, quiescence_ply_limit=limit)
+            buffers.ctx[SK.C_QUIESCENCE_START] = ply
+            value = int(SK.quiescence(state, buffers.undo, buffers.moves, buffers.order,
+                                      buffers.ex, buffers.ctx, buffers.tt, buffers.stop, ply,
+                                      -INF, INF))
+            if moves == 0:
+                assert value == SK.MATE - ply, (fen, limit)
+            else:  # a king taken is MATE - ply - 1 at best
+                assert value != SK.MATE - ply, (fen, limit)
     assert seen["none"] >= 3 and seen["moves"] >= 100
