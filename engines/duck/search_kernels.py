@@ -958,6 +958,7 @@ def search(state, undo, moves, order, ex, ctx, tt, busy, stop, ply, depth, alpha
     cut = False
     lmr = (ctx[C_SELECTIVITY] & SELECT_LMR) != 0 and depth >= 3
     cover = lmr and (ctx[C_SELECTIVITY] & SELECT_COVER) != 0
+    qtable = (ctx[C_SELECTIVITY] & SELECT_QTABLE) != 0
     null = (selective & SELECT_NULL) != 0 and depth >= NULL_MIN_DEPTH and static >= beta and \
         end - base >= NULL_MIN_MOVES and not passed_last(state, undo)
     futile = (selective & SELECT_FUTILITY) != 0 and depth <= FUTILITY_MAX_DEPTH and \
@@ -1002,7 +1003,10 @@ def search(state, undo, moves, order, ex, ctx, tt, busy, stop, ply, depth, alpha
                 # searched again at full depth, as any reduced move that fails high)
                 reduction = min(reduction + 1, depth - 2)
             push_piece_move(state, undo, move)
-            prefetch(tt, _slot(ctx, state[S_KEY]))  # the child reads its bucket first
+            if depth - reduction > 1 or qtable:
+                # the child reads its bucket first (a leaf's quiescence reads none without
+                # its table: a prefetch there only evicts lines the search still uses)
+                prefetch(tt, _slot(ctx, state[S_KEY]))
             if busy_mask:
                 child_key = state[S_KEY]
                 busy_slot = child_key & busy_mask
