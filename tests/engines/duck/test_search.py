@@ -542,15 +542,15 @@ def test_a_quiescence_node_without_a_piece_move_is_a_fowling_win(game):
     ply, seen = 3, {"none": 0, "moves": 0}
     for fen in crowded_fens(7, 400):
         state = root_state(game.parse_position(fen))
-        moves = kernels.generate_piece_moves(state.copy(), scratch, 0, -1)
-        seen["none" if moves == 0 else "moves"] += 1
+        move_count = kernels.generate_piece_moves(state.copy(), scratch, 0, -1)
+        seen["none" if move_count == 0 else "moves"] += 1
         for limit in (ply + 2, ply):  # crowded: many captures, so two plies of them at most
             buffers.start(selectivity=0, quiescence_ply_limit=limit)
             buffers.ctx[SK.C_QUIESCENCE_START] = ply
             value = int(SK.quiescence(state, buffers.undo, buffers.moves, buffers.order,
                                       buffers.ex, buffers.ctx, buffers.tt, buffers.stop, ply,
                                       -INF, INF))
-            if moves == 0:
+            if move_count == 0:
                 assert value == SK.MATE - ply, (fen, limit)
             else:  # a king taken is MATE - ply - 1 at best
                 assert value != SK.MATE - ply, (fen, limit)
