@@ -17,6 +17,7 @@ from engines.duck.searcher import (
     SearchBuffers,
     enumeration_value,
     exception_value,
+    full_move,
     root_state,
 )
 from engines.duck.terms import ALL_TERMS
@@ -77,9 +78,11 @@ def test_equal_values_as_one_of_several_threads(game, depth, quiescence, seed):
 def test_each_root_move_alone_is_valued_exactly(game, shared):
     """Each piece move searched as the root's only one, so that its reply is a fixed-duck node
     in a full window (`pv_kernels.fixed_child`), equals the best over its duck squares of the
-    plain search of the reply. `shared`: as one of several threads searches, where a node
-    whose question names more than one better square goes straight to the full-window
-    search. (Mate scores are left out: the two count their plies from different roots.)"""
+    plain search of the reply, and the duck square it names for the move (the most blocking one
+    when it names none, as the engine plays it) holds that value. `shared`: as one of several
+    threads searches, where a node whose question names more than one better square goes
+    straight to the search of every square. (Mate scores are left out: the two count their
+    plies from different roots.)"""
     buffers = SearchBuffers(1)
     values, ducks = np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64)
     compared = 0
@@ -96,6 +99,9 @@ def test_each_root_move_alone_is_valued_exactly(game, shared):
             buffers.root(root_state(position), 2, -INF, INF,
                          np.array([move], dtype=np.int64), values, ducks)
             assert values[0] == plain, (position.fen(), position.format_move(move))
+            played = position.play(full_move(position, move, int(ducks[0])))
+            assert -enumeration_value(played, 1, False, 0, 0)[0] == plain, \
+                (position.fen(), position.format_move(move), int(ducks[0]))
             compared += 1
     assert compared > 40
 
