@@ -138,7 +138,19 @@ def fixed_child(state, undo, moves, order, ex, ctx, tt, busy, stop, ply, depth, 
         _, rx, rx2 = probe(tt, ctx, key)
         square = rx if rx != duck else rx2
         if square < 0 or state[square] != 0:
-            square = _next_empty(state, duck, -1)
+            # no square known for the position: the question first. Below alpha the mover is
+            # done without a fixed-duck search; else it names a square that does better, a
+            # better start than an arbitrary one
+            child = search(state, undo, moves, order, ex, ctx, tt, busy, stop, ply, depth,
+                           -alpha - 1, -alpha)
+            if ctx[C_ABORTED]:
+                return 0
+            value, square = _mover_value(ctx, child, duck)
+            if value <= alpha:
+                ctx[C_RX] = square
+                return alpha
+            if square < 0 or square == duck or state[square] != 0:
+                square = _next_empty(state, duck, -1)
     base = ply * MAX_MOVES
     lmr = (ctx[C_SELECTIVITY] & SELECT_LMR) != 0 and depth >= 3
     best, best_square = -INF, -1
