@@ -16,7 +16,9 @@ better: their table entries, of other windows, make the following questions disa
 fixed-duck searches level after level, and the second tries then multiply. So the principal
 variation is mostly a line again, as in chess, and its values stay exact. The square first
 tried is the one remembered for that position (`remember_pv`, in this thread's ctx), else the
-table's RX. Only the root and these nodes search in full windows, with those few exceptions.
+table's RX; with neither, the question comes first, and a fixed-duck search follows only when
+it shows the mover above alpha, on the square it named. Only the root and these nodes search
+in full windows, with those few exceptions.
 
 Invariants: `fixed_child` returns the mover's value fail-hard in its window, exact inside it, as
 the exception search would (the equivalence tests compare the root's values with the full
@@ -123,7 +125,8 @@ def fixed_child(state, undo, moves, order, ex, ctx, tt, busy, stop, ply, depth, 
     over the piece moves the duck leaves, whose first move's reply is valued the same way, the
     others by null-window exception searches. Then one null-window exception search of the
     child asks whether another square does better, and names it if one does; when the second
-    square is beaten too, a full-window exception search of the child decides. (The node is
+    square is beaten too, a full-window exception search of the child decides. With no square
+    to start from (no `guess`, none in the table), that question is asked first, at alpha. (The node is
     written out here, not a kernel of its own, so that the recursion is one kernel calling
     itself from one place: see engines/__init__.py.)"""
     if depth < 1:
