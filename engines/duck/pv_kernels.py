@@ -126,9 +126,9 @@ def fixed_child(state, undo, moves, order, ex, ctx, tt, busy, stop, ply, depth, 
     others by null-window exception searches. Then one null-window exception search of the
     child asks whether another square does better, and names it if one does; when the second
     square is beaten too, a full-window exception search of the child decides. With no square
-    to start from (no `guess`, none in the table), that question is asked first, at alpha. (The node is
-    written out here, not a kernel of its own, so that the recursion is one kernel calling
-    itself from one place: see engines/__init__.py.)"""
+    to start from (no `guess`, none in the table), that question is asked first, at alpha.
+    (The node is written out here, not a kernel of its own, so that the recursion is one kernel
+    calling itself from one place: see engines/__init__.py.)"""
     if depth < 1:
         child = search(state, undo, moves, order, ex, ctx, tt, busy, stop, ply, depth, -beta,
                        -alpha)
