@@ -90,6 +90,12 @@ def _next_empty(state, duck, after):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
+def _duck_may_go(state, square, duck):
+    """Whether the duck, now on `duck`, may be put on `square`: a square, empty, not its own."""
+    return square >= 0 and square != duck and state[square] == 0
+
+
+@njit(cache=True, nogil=True, _nrt=False)
 def _mover_value(ctx, child, duck):
     """(value, square) for the mover from an exception search of its child: the child's lowest
     score and where, or RE and its square when that is the square the mover's duck must leave."""
@@ -137,10 +143,10 @@ def fixed_child(state, undo, moves, order, ex, ctx, tt, busy, stop, ply, depth, 
         return value
     key = state[S_KEY]
     square = guess
-    if square < 0 or square == duck or state[square] != 0:
+    if not _duck_may_go(state, square, duck):
         _, rx, rx2 = probe(tt, ctx, key)
         square = rx if rx != duck else rx2
-        if square < 0 or state[square] != 0:
+        if not _duck_may_go(state, square, duck):
             # no square known for the position: the question first. Below alpha the mover is
             # done without a fixed-duck search; else it names a square that does better, a
             # better start than an arbitrary one
@@ -152,7 +158,7 @@ def fixed_child(state, undo, moves, order, ex, ctx, tt, busy, stop, ply, depth, 
             if value <= alpha:
                 ctx[C_RX] = square
                 return alpha
-            if square < 0 or square == duck or state[square] != 0:
+            if not _duck_may_go(state, square, duck):
                 square = _next_empty(state, duck, -1)
     base = ply * MAX_MOVES
     lmr = (ctx[C_SELECTIVITY] & SELECT_LMR) != 0 and depth >= 3
@@ -226,7 +232,7 @@ def fixed_child(state, undo, moves, order, ex, ctx, tt, busy, stop, ply, depth, 
             break  # no square does better than the best found: it is exact (or below alpha)
         # the question named one square to try (not the common score, nor one the duck
         # cannot go to, nor the one just searched)
-        named = better >= 0 and better != duck and state[better] == 0 and better != square
+        named = _duck_may_go(state, better, duck) and better != square
         if attempt + 1 == FIXED_ATTEMPTS or \
                 (ctx[C_SHARED_TABLE] != 0 and (not named or -ctx[C_RE] > low)):
             # squares keep doing better (where the duck matters everywhere, as in pawn
