@@ -151,7 +151,7 @@ def _emit_pawn(out, n, frm, to, kind, promote, duck):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def _own_pieces(state):
+def own_pieces(state):
     """The set of the side to move's pieces (from S_OCCUPIED and S_WHITE)."""
     if state[S_SIDE] == 0:
         return state[S_WHITE]
@@ -174,7 +174,7 @@ def generate_piece_moves(state, out, start, duck):
     start_rank = 1 if side == 0 else 6
     last_rank = 7 if side == 0 else 0
     ep = state[S_EP]
-    own = _own_pieces(state)
+    own = own_pieces(state)
     while own != 0:  # lowest bit first: rank by rank, file by file, as a walk of the board
         b = bitboards.lowest_index(own)
         own &= own - 1
@@ -253,7 +253,7 @@ def generate_captures(state, out, start):
         return n
     occupied = state[S_OCCUPIED]
     side = state[S_SIDE]
-    own = _own_pieces(state)
+    own = own_pieces(state)
     enemy = occupied & ~own
     occupied_reversed = bitboards.reverse(occupied)
     ep = state[S_EP]
@@ -304,7 +304,7 @@ def has_piece_move(state):
     side = state[S_SIDE]
     if state[S_KING] < 0 or state[S_KING + 1] < 0:
         return False
-    own = _own_pieces(state)
+    own = own_pieces(state)
     free = ~own
     enemy = state[S_OCCUPIED] & ~own
     ep = state[S_EP]

@@ -41,11 +41,11 @@ exceptions noted there.
 Selectivity (ctx[C_SELECTIVITY], each piece a bit, SELECT_*): late-move reductions, a null move
 (the side passes its piece move; the duck still moves), futility, reverse futility and late move
 pruning near the leaves (which never skips a threat or an escape: `spared_by_late_pruning`),
-razoring (a node near the leaves whose evaluation is far below alpha
-takes its quiescence search's values when those stay at or below alpha), internal iterative
-reductions (a node the table knows no move for searched a ply shallower), cover reductions (once
-the common score holds beta, a quiet move can only cover the squares the duck blocks the common
-move on, and is searched a ply shallower first), and in quiescence delta and losing-capture
+razoring (a node near the leaves whose evaluation is far below alpha takes its quiescence
+search's values when those stay at or below alpha), internal iterative reductions (a node the
+table knows no move for searched a ply shallower), cover reductions (once the common score holds
+beta, a quiet move can only cover the squares the duck blocks the common move on, and is
+searched a ply shallower first), and in quiescence delta and losing-capture
 pruning, from its third ply on captures only on the square of the last move (or of a king), and
 the table (depth 0 entries, which never replace a searched node's). Late-move reductions also
 work at the fixed-duck nodes of the principal variation and at the root, a ply less. What they
@@ -111,7 +111,6 @@ from engines.duck.board import (
     S_OCCUPIED,
     S_PAWNS,
     S_SIDE,
-    S_WHITE,
     STEPS,
 )
 from engines.duck.evaluation import PIECE_VALUES, evaluate
@@ -121,6 +120,7 @@ from engines.duck.kernels import (
     has_piece_move,
     is_blocked,
     last_move,
+    own_pieces,
     passed_last,
     path_end,
     pop_move,
@@ -349,19 +349,13 @@ def score_moves(state, moves, order, start, end, tt_move, ctx, ply):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def _enemy_set(state):
-    white = state[S_WHITE]
-    return (state[S_OCCUPIED] & ~white) if state[S_SIDE] == 0 else white
-
-
-@njit(cache=True, nogil=True, _nrt=False)
 def threatens(state, move):
     """Whether the quiet piece move `move` of the side to move leaves the moved piece attacking
     an enemy piece, the king included (the duck is not on the board: it blocks no line here)."""
     frm = move & 0x7F
     to = (move >> MOVE_TO_SHIFT) & 0x7F
     kind = state[frm] & 7
-    b = (to >> 4) * 8 + (to & 7)
+    b = _index64(to)
     if kind == 1:
         targets = PAWN_CAPTURES[state[S_SIDE], b]
     elif kind == 2:
@@ -371,7 +365,7 @@ def threatens(state, move):
     else:
         occupied = (state[S_OCCUPIED] & ~square_bit(frm)) | square_bit(to)
         targets = slider_attacks(b, kind, occupied)
-    return targets & _enemy_set(state) != 0
+    return targets & state[S_OCCUPIED] & ~own_pieces(state) != 0
 
 
 @njit(cache=True, nogil=True, _nrt=False)
@@ -380,8 +374,8 @@ def in_danger(state, sq):
     itself is not), or by an enemy knight while it is a rook, a queen or the king: attacks
     that no duck can block, and that take more than they risk."""
     kind = state[sq] & 7
-    b = (sq >> 4) * 8 + (sq & 7)
-    enemy = _enemy_set(state)
+    b = _index64(sq)
+    enemy = state[S_OCCUPIED] & ~own_pieces(state)
     if kind != 1 and PAWN_CAPTURES[state[S_SIDE], b] & enemy & state[S_PAWNS] != 0:
         return True  # an enemy pawn stands where a pawn of ours on sq would capture
     if kind > 3:

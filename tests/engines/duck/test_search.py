@@ -3,6 +3,7 @@ delivers the value the search claims, limits and stopping."""
 
 import threading
 import time
+from pathlib import Path
 
 import chess
 import numpy as np
@@ -25,6 +26,7 @@ from engines.duck.searcher import (
 )
 from engines.search_common import INF
 from tests.engines.duck.conftest import fen_pieces, random_positions
+from tournaments.openings import read_openings
 
 
 @pytest.fixture
@@ -408,14 +410,10 @@ def test_late_move_pruning_shrinks_the_search_of_the_openings(game):
     """Over the first openings of the self-play book. (On the crowded middle game BUSY_CENTRE
     the pruning that spares threats and escapes searches more nodes at depths 4 to 6, not
     fewer, so the piece is held to what it does over many positions.)"""
-    from pathlib import Path
-
     book = Path(__file__).parents[3] / "tournaments" / "data" / "duck-2ply.moves"
-    lines = [line.split() for line in book.read_text().splitlines()
-             if line.strip() and not line.startswith("#")][:12]
     nodes = {False: 0, True: 0}
-    for moves in lines:
-        position = game.start_position().play_text(moves)
+    for opening in read_openings(str(book), game, "moves")[:12]:
+        position = game.start_position().play_text(opening.moves)
         for on in (False, True):
             searcher = DuckSearcher(game, hash_mb=16)
             searcher.set_selective("late", on)
