@@ -109,7 +109,6 @@ from engines.duck.board import (
     S_KEY,
     S_KING,
     S_OCCUPIED,
-    S_PAWNS,
     S_SIDE,
     STEPS,
 )
@@ -369,22 +368,30 @@ def threatens(state, move):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
+def cheapest_unblockable_attacker(state, sq):
+    """The kind of the cheapest enemy piece attacking `sq` with an attack no duck can block: 1
+    for a pawn, 2 for a knight (when no pawn attacks), 0 for neither."""
+    enemy = (1 - state[S_SIDE]) * 8
+    forward = 16 if enemy == 0 else -16  # the enemy pawns' step: they take from behind `sq`
+    for side_step in (-1, 1):
+        frm = sq - forward + side_step
+        if frm & 0x88 == 0 and state[frm] == enemy + 1:
+            return 1
+    for jump in KNIGHT_JUMPS:
+        frm = sq + jump
+        if frm & 0x88 == 0 and state[frm] == enemy + 2:
+            return 2
+    return 0
+
+
+@njit(cache=True, nogil=True, _nrt=False)
 def in_danger(state, sq):
     """Whether the piece of the side to move on `sq` is attacked by an enemy pawn (a pawn
     itself is not), or by an enemy knight while it is a rook, a queen or the king: attacks
     that no duck can block, and that take more than they risk."""
     kind = state[sq] & 7
-    b = _index64(sq)
-    enemy = state[S_OCCUPIED] & ~own_pieces(state)
-    if kind != 1 and PAWN_CAPTURES[state[S_SIDE], b] & enemy & state[S_PAWNS] != 0:
-        return True  # an enemy pawn stands where a pawn of ours on sq would capture
-    if kind > 3:
-        jumpers = KNIGHT_TARGETS[b] & enemy & ~state[S_PAWNS]
-        while jumpers != 0:
-            if state[bit_square(lowest_index(jumpers))] & 7 == 2:
-                return True
-            jumpers &= jumpers - 1
-    return False
+    attacker = cheapest_unblockable_attacker(state, sq)
+    return (attacker == 1 and kind != 1) or (attacker == 2 and kind > 3)
 
 
 @njit(cache=True, nogil=True, _nrt=False)
@@ -801,20 +808,8 @@ def loses_to_recapture(state, move):
     victim = state[to] & 7
     if kind == 1 or kind == 6 or victim == 6 or (move >> MOVE_PROMO_SHIFT) & 7 != 0:
         return False
-    enemy = (1 - state[S_SIDE]) * 8
-    forward = 16 if enemy == 0 else -16  # the enemy pawns' step: they take from behind `to`
-    recapturer = 0
-    for side_step in (-1, 1):
-        sq = to - forward + side_step
-        if sq & 0x88 == 0 and state[sq] == enemy + 1:
-            recapturer = PIECE_VALUES[1]
-    if recapturer == 0:
-        for jump in KNIGHT_JUMPS:
-            sq = to + jump
-            if sq & 0x88 == 0 and state[sq] == enemy + 2:
-                recapturer = PIECE_VALUES[2]
-                break
-    return recapturer > 0 and PIECE_VALUES[kind] > PIECE_VALUES[victim] + recapturer
+    recapturer = cheapest_unblockable_attacker(state, to)
+    return recapturer != 0 and PIECE_VALUES[kind] > PIECE_VALUES[victim] + PIECE_VALUES[recapturer]
 
 
 @njit(cache=True, nogil=True, _nrt=False)
