@@ -113,6 +113,18 @@ class MatchStore:
     def set_meta(self, key: str, value: str) -> None:
         self._rows("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
 
+    def recorded_settings(self) -> Optional[dict]:
+        """The settings of the match this database holds (None for a new database)."""
+        recorded = self.get_meta("settings")
+        return None if recorded is None else json.loads(recorded)  # checked at open
+
+    def lengthen(self, settings: dict) -> None:
+        """Record `settings` in place of the match's own: the caller checked that they are the
+        same match with more games, whose schedule begins with the games already played."""
+        self._rows("BEGIN IMMEDIATE")
+        self.set_meta("settings", json.dumps(settings, sort_keys=True))
+        self._rows("COMMIT")
+
     def bind_settings(self, settings: dict) -> bool:
         """Record the match settings, or check them against the recorded ones; True when the
         database already held this match (a resume). A different match is an error: resuming

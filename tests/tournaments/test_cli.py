@@ -110,9 +110,16 @@ def test_sigkill_mid_match_then_resume_gives_every_game_exactly_once(tmp_path):
     for idx, round_number, white, _ in rows:
         assert f'[White "{white}"]' in text
     # a different match on the same database is refused, and nothing is played
-    other = mallard_match(*[a if a != "8" else "10" for a in args], timeout=60)
-    assert other.returncode == 2 and "holds another match" in other.stderr
+    other = mallard_match(*[a if a != "10" else "12" for a in args], timeout=60)
+    assert other.returncode == 2 and "holds another match (it differs in: adjudication)" \
+        in other.stderr
     assert games_in(db) == list(range(1, 9))
+    # the same match with more games goes on from where it ended
+    longer = mallard_match(*[a if a != "8" else "10" for a in args])
+    assert longer.returncode == 0, longer.stderr
+    assert f"Lengthening the match in '{db}' from 8 to 10 games" in longer.stdout
+    assert "8 of 10 games are already played" in longer.stdout
+    assert games_in(db) == list(range(1, 11))
 
 
 def test_the_progress_bar_keeps_every_line_whole():

@@ -3,7 +3,9 @@ that rebuilds the PGN after a crash."""
 
 from __future__ import annotations
 
+import json
 import re
+import sqlite3
 import sys
 from pathlib import Path
 
@@ -12,6 +14,7 @@ import pytest
 
 from tests import oracles  # noqa: F401  (pyffish's cfour)
 from tournaments import Adjudication, EngineConfig, Match, Opening, TimeControl
+from tournaments.match import Reporter
 from tournaments.openings import OpeningError, ordered, read_openings
 from tournaments.schedule import make_schedule
 from tournaments.storage import MatchStore, StorageError
@@ -140,3 +143,49 @@ def test_the_pgn_is_rebuilt_from_the_database_after_a_crash(tmp_path):
     with pytest.raises(StorageError, match="holds another match"):
         store.bind_settings({"something": "else"})
     store.close()
+
+
+class Messages(Reporter):
+    def __init__(self):
+        self.lines: list[str] = []
+
+    def message(self, text: str) -> None:
+        self.lines.append(text)
+
+
+def test_a_larger_games_on_resume_lengthens_the_match_and_keeps_its_games(tmp_path):
+    db = str(tmp_path / "m.sqlite")
+    openings = [Opening(moves=(f"P@{column}1",), label=column) for column in "abcde"]
+
+    def match(games: int, **changes) -> Match:
+        settings = dict(variant="cfour", engines=[scripted("a"), scripted("bb")], games=games,
+                        repeat=True, openings=openings, opening_order="random", seed=3, db=db,
+                        reporter=Messages())
+        settings.update(changes)
+        return Match(**settings)
+
+    match(3).run()  # an odd count: the third game's opening has no second game yet
+    with sqlite3.connect(db) as connection:
+        before = connection.execute("SELECT idx, record FROM games ORDER BY idx").fetchall()
+    longer = match(6).run()
+    assert longer.reporter.lines[0] == f"Lengthening the match in '{db}' from 3 to 6 games"
+    assert longer.games_this_run == 3 and len(longer.records) == 6
+    with sqlite3.connect(db) as connection:
+        after = connection.execute("SELECT idx, record FROM games ORDER BY idx").fetchall()
+    assert after[:3] == before and [idx for idx, _ in after] == [1, 2, 3, 4, 5, 6]
+    games = [json.loads(record) for _, record in after]
+    # every game of the longer match is where a 6-game match from the start would put it
+    fresh = match(6, db=None).jobs(3)
+    assert [(g["white_name"], g["black_name"], g["job"]["opening"]["label"]) for g in games] == \
+        [(job.white.name, job.black.name, job.opening.label) for job in fresh]
+    third, fourth = games[2]["job"], games[3]["job"]
+    assert third["pair"] == fourth["pair"] and third["opening"] == fourth["opening"]
+    assert match(6).run().games_this_run == 0  # now the recorded match is the 6-game one
+    # shorter, or longer in a way that would renumber played games, is another match
+    with pytest.raises(StorageError, match="differs in: games"):
+        match(4).run()
+    three = [scripted("a"), scripted("bb"), scripted("ccc")]
+    db = str(tmp_path / "three.sqlite")
+    match(2, engines=three).run()  # a-bb, a-ccc, bb-ccc: with 4 each, games 3-4 are a-bb
+    with pytest.raises(StorageError, match="differs in: games"):
+        match(4, engines=three).run()
