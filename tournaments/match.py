@@ -167,6 +167,7 @@ class Match:
             if store is not None:
                 self._lengthen(store)
                 resumed = store.bind_settings(self.settings())
+                self._note_sprt(store)
                 for record in store.records():
                     self._count(record)
                     finished.add(record.index)
@@ -220,6 +221,23 @@ class Match:
             store.lengthen(settings)
             self.reporter.message(f"Lengthening the match in '{self.db}' from "
                                   f"{len(played)} to {self.total_games} games")
+
+    def _sprt_text(self) -> str:
+        if self.sprt is None or len(self.engines) != 2:
+            return "none"
+        sprt = self.sprt
+        return (f"elo0={sprt.elo0:g} elo1={sprt.elo1:g} alpha={sprt.alpha:g} beta={sprt.beta:g} "
+                f"model={sprt.model} over {'game pairs' if self.sprt_pentanomial else 'games'}")
+
+    def _note_sprt(self, store: MatchStore) -> None:
+        """The games identify a match; its SPRT does not (any test may be read off the same
+        games), but a test changed on resume is said, since its LLR then jumps."""
+        recorded, now = store.get_meta("sprt"), self._sprt_text()
+        if recorded is not None and recorded != now:
+            self.reporter.message(f"Warning: the SPRT of this match was {recorded}; it is now "
+                                  f"{now}")
+        if recorded != now:
+            store.set_meta("sprt", now)
 
     def _new_executor(self) -> Executor:
         timeouts = (self.startup_timeout_ms, self.ready_timeout_ms, self.stall_timeout_ms)

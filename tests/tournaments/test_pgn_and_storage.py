@@ -17,6 +17,7 @@ from tournaments import Adjudication, EngineConfig, Match, Opening, TimeControl
 from tournaments.match import Reporter
 from tournaments.openings import OpeningError, ordered, read_openings
 from tournaments.schedule import make_schedule
+from tournaments.stats import Sprt
 from tournaments.storage import MatchStore, StorageError
 
 SCRIPT = str(Path(__file__).with_name("scripted_engine.py"))
@@ -180,7 +181,12 @@ def test_a_larger_games_on_resume_lengthens_the_match_and_keeps_its_games(tmp_pa
         [(job.white.name, job.black.name, job.opening.label) for job in fresh]
     third, fourth = games[2]["job"], games[3]["job"]
     assert third["pair"] == fourth["pair"] and third["opening"] == fourth["opening"]
-    assert match(6).run().games_this_run == 0  # now the recorded match is the 6-game one
+    again = match(6, sprt=Sprt(0, 5))
+    assert again.run().games_this_run == 0  # now the recorded match is the 6-game one
+    assert again.reporter.lines[0] == ("Warning: the SPRT of this match was none; it is now "
+                                       "elo0=0 elo1=5 alpha=0.05 beta=0.05 model=logistic "
+                                       "over games")
+    assert match(6, sprt=Sprt(0, 5)).run().reporter.lines[0].startswith("Resuming")
     # shorter, or longer in a way that would renumber played games, is another match
     with pytest.raises(StorageError, match="differs in: games"):
         match(4).run()
