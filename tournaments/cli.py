@@ -91,6 +91,7 @@ match options:
   -report penta=true fastchess's pentanomial lines (and the SPRT over game pairs)
   -pgnout FILE       append the games as PGN
   -db FILE           keep every finished game in SQLite; the same command again resumes
+                     (with a larger -games, it lengthens the match)
   -recover           after a crash or failed start, restart the engine and go on
   -ratinginterval N  print the score and Elo every N games (default 10; 0: only at the end)
   -event, -site      PGN tags
