@@ -37,7 +37,7 @@ from tournaments.records import Adjudication, GameJob, GameRecord, Opening
 from tournaments.referee import DEFAULT_STALL_TIMEOUT_MS, load_rules
 from tournaments.schedule import Slot, make_schedule
 from tournaments.stats import PentaStats, Sprt, WdlStats
-from tournaments.storage import MatchStore
+from tournaments.storage import MatchStore, StorageError
 
 # Engine failures that end a match unless `recover` is on (a time loss does not).
 FATAL_FAILURES = ("disconnect", "startup")
@@ -217,10 +217,13 @@ class Match:
             return  # another match: bind_settings refuses it
         played = make_schedule(len(self.engines), recorded["games"], self.rounds, self.repeat,
                                self.tournament)
-        if self.games > recorded["games"] and self.schedule[:len(played)] == played:
-            store.lengthen(settings)
-            self.reporter.message(f"Lengthening the match in '{self.db}' from "
-                                  f"{len(played)} to {self.total_games} games")
+        if self.games < recorded["games"] or self.schedule[:len(played)] != played:
+            raise StorageError(f"'{self.db}' holds this match with -games {recorded['games']}: "
+                               "a larger -games lengthens it when its games keep their places "
+                               "(two engines, one round), nothing else; use a new -db file")
+        store.lengthen(settings)
+        self.reporter.message(f"Lengthening the match in '{self.db}' from "
+                              f"{len(played)} to {self.total_games} games")
 
     def _sprt_text(self) -> str:
         if self.sprt is None or len(self.engines) != 2:
