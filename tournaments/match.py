@@ -165,8 +165,7 @@ class Match:
             seed = self._seed(store)
             finished: set[int] = set()
             if store is not None:
-                self._lengthen(store)
-                resumed = store.bind_settings(self.settings())
+                resumed = store.bind_settings(self.settings(), self._lengthen)
                 self._note_sprt(store)
                 for record in store.records():
                     self._count(record)
@@ -203,25 +202,16 @@ class Match:
         self.reporter.match_finished(self)
         return self
 
-    def _lengthen(self, store: MatchStore) -> None:
+    def _lengthen(self, recorded_games: int) -> None:
         """A larger -games on resume lengthens the recorded match, as an SPRT that ran out of
-        games is given more: only when nothing else changed and the recorded schedule is the
-        start of the new one (so every played game keeps its number, colours and opening)."""
-        recorded = store.recorded_settings()
-        if recorded is None or not isinstance(recorded.get("games"), int) \
-                or recorded["games"] == self.games:
-            return
-        settings = json.loads(json.dumps(self.settings()))  # as the database holds them
-        if set(recorded) != set(settings) or \
-                any(recorded[key] != settings[key] for key in settings if key != "games"):
-            return  # another match: bind_settings refuses it
-        played = make_schedule(len(self.engines), recorded["games"], self.rounds, self.repeat,
+        games is given more: only when the recorded schedule is the start of the new one (so
+        every played game keeps its number, colours and opening)."""
+        played = make_schedule(len(self.engines), recorded_games, self.rounds, self.repeat,
                                self.tournament)
-        if self.games < recorded["games"] or self.schedule[:len(played)] != played:
-            raise StorageError(f"'{self.db}' holds this match with -games {recorded['games']}: "
+        if self.games < recorded_games or self.schedule[:len(played)] != played:
+            raise StorageError(f"'{self.db}' holds this match with -games {recorded_games}: "
                                "a larger -games lengthens it when its games keep their places "
                                "(two engines, one round), nothing else; use a new -db file")
-        store.lengthen(settings)
         self.reporter.message(f"Lengthening the match in '{self.db}' from "
                               f"{len(played)} to {self.total_games} games")
 

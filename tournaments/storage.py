@@ -22,7 +22,7 @@ import json
 import os
 import sqlite3
 from pathlib import Path
-from typing import Optional
+from typing import Callable, Optional
 
 from tournaments.records import GameRecord
 
@@ -113,22 +113,14 @@ class MatchStore:
     def set_meta(self, key: str, value: str) -> None:
         self._rows("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
 
-    def recorded_settings(self) -> Optional[dict]:
-        """The settings of the match this database holds (None for a new database)."""
-        recorded = self.get_meta("settings")
-        return None if recorded is None else json.loads(recorded)  # checked at open
-
-    def lengthen(self, settings: dict) -> None:
-        """Record `settings` in place of the match's own: the caller checked that they are the
-        same match with more games, whose schedule begins with the games already played."""
-        self._rows("BEGIN IMMEDIATE")
-        self.set_meta("settings", json.dumps(settings, sort_keys=True))
-        self._rows("COMMIT")
-
-    def bind_settings(self, settings: dict) -> bool:
+    def bind_settings(self, settings: dict,
+                      lengthen: Optional[Callable[[int], None]] = None) -> bool:
         """Record the match settings, or check them against the recorded ones; True when the
         database already held this match (a resume). A different match is an error: resuming
-        it with other engines or limits would mix two experiments in one result."""
+        it with other engines or limits would mix two experiments in one result. One that
+        differs only in `games` is handed, with the recorded count, to `lengthen`, which raises
+        a StorageError unless the recorded match can become this longer one; then the new
+        settings replace the recorded ones."""
         text = json.dumps(settings, sort_keys=True)
         recorded = self.get_meta("settings")
         if recorded is None:
@@ -138,11 +130,15 @@ class MatchStore:
             self._rows("COMMIT")
             return False
         if recorded != text:
-            old = json.loads(recorded)
-            changed = sorted(key for key in set(old) | set(settings)
-                             if old.get(key) != settings.get(key))
-            raise StorageError(f"'{self.path}' holds another match (it differs in: "
-                               f"{', '.join(changed)}); use a new -db file")
+            old, new = json.loads(recorded), json.loads(text)
+            changed = sorted(key for key in set(old) | set(new) if old.get(key) != new.get(key))
+            if changed != ["games"] or lengthen is None or not isinstance(old["games"], int):
+                raise StorageError(f"'{self.path}' holds another match (it differs in: "
+                                   f"{', '.join(changed)}); use a new -db file")
+            lengthen(old["games"])
+            self._rows("BEGIN IMMEDIATE")
+            self.set_meta("settings", text)
+            self._rows("COMMIT")
         return True
 
     # --- games --------------------------------------------------------------------------------
