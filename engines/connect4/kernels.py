@@ -10,16 +10,20 @@ after `n` stones scores (W*H + 1 - n) // 2, a loss is the negation, a draw 0.
 
 All state travels in arrays, because numba passes every array field on every recursive
 call: `ctx` (int64) holds the counters, the options, the stop flag, the board geometry (bit masks
-stored as int64 bit patterns) and the per-ply move-order buffer (C_* indices); `tt` (uint64, 2*N
-words) holds the key XOR the data word, then the data `generation << 32 | (lower + 128) << 8 |
-(upper + 128)`, so bumping the generation empties the table in O(1). Threads share one table
-without locks (`Solver` with threads > 1): each word is written whole, and a slot whose two words
-come from different writes fails the XOR check and reads as empty, so a probe never returns
-another position's bounds. `busy` (uint64, BUSY_SLOTS words, shared the same way) holds the
-keys of positions some thread is searching, when ctx[C_BUSY_MASK] is set: a child found there
-is searched after its siblings (a hint only: a lost or stale mark costs time, never
-correctness). `book` (uint64) holds n sorted canonical keys followed by
-their n scores biased by +128. Searches poll ctx[C_STOP] every 4096 nodes and unwind with
+stored as int64 bit patterns) and the per-ply move-order buffer (C_* indices); `tt` (uint64) is N
+buckets of two entries (TT_BUCKET_WORDS words, half a cache line); an entry holds the key XOR the
+data word, then the data `generation << 32 | empty << 16 | (lower + 128) << 8 | (upper + 128)`
+(`empty`: the cells left, the size of the subtree that gave the bounds), so bumping the
+generation empties the table in O(1). A bucket's first entry keeps the position of the larger
+subtree of the running search, the second takes any other (`tt_store`): with one entry a slot,
+the leaves of a long solve overwrote the bounds near its root, which a second thread made worse.
+Threads share one table without locks (`Solver` with threads > 1): each word is written whole,
+and an entry whose two words come from different writes fails the XOR check and reads as empty,
+so a probe never returns another position's bounds. `busy` (uint64, BUSY_SLOTS words, shared
+the same way) holds the keys of positions some thread is searching, when ctx[C_BUSY_MASK] is
+set: a child found there is searched after its siblings (a hint only: a lost or stale mark
+costs time, never correctness). `book` (uint64) holds n sorted canonical keys followed by their
+n scores biased by +128. Searches poll ctx[C_STOP] every 4096 nodes and unwind with
 ctx[C_ABORTED] = 1.
 """
 
@@ -227,40 +231,65 @@ def book_lookup(key, book, ctx):
     return UNKNOWN
 
 
+TT_BUCKET_WORDS = 4  # a bucket: two entries of (key ^ data, data)
+EMPTY_SHIFT = 16    # where the data word keeps the entry's empty cells
+
+
 @njit(cache=True, nogil=True)
 def _slot(key, bits):
+    """The bucket of `key` among the table's 2**bits buckets (Fibonacci hashing)."""
     return np.int64((key * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(64 - bits))
+
+
+@njit(cache=True, nogil=True)
+def _entry_of(tt, bucket, key, ctx):
+    """Where in `bucket` (its first word) `key` has an entry of this generation; -1 if none."""
+    for at in range(bucket, bucket + TT_BUCKET_WORDS, 2):
+        data = tt[at + 1]
+        if tt[at] ^ data == key and np.int64(data >> np.uint64(32)) == ctx[C_GEN]:
+            return at
+    return -1
 
 
 @njit(cache=True, nogil=True)
 def tt_probe(tt, key, ctx):
     """(lower, upper) bounds stored for `key` in this generation, else (-128, 127)."""
-    i = _slot(key, ctx[C_TT_BITS]) * 2
-    data = tt[i + 1]
-    if tt[i] ^ data == key:
-        if np.int64(data >> np.uint64(32)) == ctx[C_GEN]:
-            return (np.int64((data >> np.uint64(8)) & np.uint64(255)) - 128,
-                    np.int64(data & np.uint64(255)) - 128)
-    return -128, 127
+    at = _entry_of(tt, _slot(key, ctx[C_TT_BITS]) * TT_BUCKET_WORDS, key, ctx)
+    if at < 0:
+        return -128, 127
+    data = tt[at + 1]
+    return (np.int64((data >> np.uint64(8)) & np.uint64(255)) - 128,
+            np.int64(data & np.uint64(255)) - 128)
 
 
 @njit(cache=True, nogil=True)
-def tt_store(tt, key, lower, upper, ctx):
-    """Store bounds for `key`, keeping the tighter of old and new when the key is already there."""
-    i = _slot(key, ctx[C_TT_BITS]) * 2
-    data = tt[i + 1]
-    if tt[i] ^ data == key:
-        if np.int64(data >> np.uint64(32)) == ctx[C_GEN]:
-            old_lower = np.int64((data >> np.uint64(8)) & np.uint64(255)) - 128
-            old_upper = np.int64(data & np.uint64(255)) - 128
-            if old_lower > lower:
-                lower = old_lower
-            if old_upper < upper:
-                upper = old_upper
-    data = ((np.uint64(ctx[C_GEN]) << np.uint64(32)) | (np.uint64(lower + 128) << np.uint64(8))
-            | np.uint64(upper + 128))
-    tt[i] = key ^ data
-    tt[i + 1] = data
+def tt_store(tt, key, lower, upper, empty, ctx):
+    """Store bounds for `key`, a position with `empty` cells left, keeping the tighter of old and
+    new when the key is already there. A new position takes the bucket's first entry when that
+    holds an earlier search's or a subtree no larger than its own, and the entry there moves to
+    the second; otherwise it takes the second."""
+    bucket = _slot(key, ctx[C_TT_BITS]) * TT_BUCKET_WORDS
+    at = _entry_of(tt, bucket, key, ctx)
+    if at >= 0:
+        data = tt[at + 1]
+        old_lower = np.int64((data >> np.uint64(8)) & np.uint64(255)) - 128
+        old_upper = np.int64(data & np.uint64(255)) - 128
+        if old_lower > lower:
+            lower = old_lower
+        if old_upper < upper:
+            upper = old_upper
+    else:
+        first = tt[bucket + 1]
+        at = bucket + 2
+        if np.int64(first >> np.uint64(32)) != ctx[C_GEN] or \
+                np.int64((first >> np.uint64(EMPTY_SHIFT)) & np.uint64(255)) <= empty:
+            tt[bucket + 2] = tt[bucket]
+            tt[bucket + 3] = first
+            at = bucket
+    data = ((np.uint64(ctx[C_GEN]) << np.uint64(32)) | (np.uint64(empty) << np.uint64(EMPTY_SHIFT))
+            | (np.uint64(lower + 128) << np.uint64(8)) | np.uint64(upper + 128))
+    tt[at] = key ^ data
+    tt[at + 1] = data
 
 
 @njit(cache=True, nogil=True)
@@ -339,7 +368,7 @@ def negamax(cur, mask, moves, alpha, beta, ctx, tt, book, busy, opponent_threats
     for i in range(width):
         move = candidates & _bits(ctx, C_COLUMN + i)
         if move != U0:
-            prefetch(tt, _slot(opponent + (mask | move), bits) * 2)
+            prefetch(tt, _slot(opponent + (mask | move), bits) * TT_BUCKET_WORDS)
     use_etc = area - moves >= ctx[C_ETC_EMPTY]
     # threads (ABDADA): a child another thread is searching waits for a second pass
     busy_mask = ctx[C_BUSY_MASK] if area - moves >= BUSY_MIN_EMPTY else 0
@@ -371,7 +400,7 @@ def negamax(cur, mask, moves, alpha, beta, ctx, tt, book, busy, opponent_threats
             _, child_upper = tt_probe(
                 tt, opponent + (mask | (candidates & _bits(ctx, C_COLUMN + column))), ctx)
             if -child_upper >= beta:
-                tt_store(tt, key, -child_upper, 127, ctx)
+                tt_store(tt, key, -child_upper, 127, area - moves, ctx)
                 return -child_upper
 
     deferred = 0
@@ -410,14 +439,14 @@ def negamax(cur, mask, moves, alpha, beta, ctx, tt, book, busy, opponent_threats
         if ctx[C_ABORTED] != 0:
             return 0
         if score >= beta:
-            tt_store(tt, key, score, 127, ctx)
+            tt_store(tt, key, score, 127, area - moves, ctx)
             return score
         if score > alpha:
             alpha = score
     if alpha > original_alpha:
-        tt_store(tt, key, alpha, alpha, ctx)
+        tt_store(tt, key, alpha, alpha, area - moves, ctx)
     else:
-        tt_store(tt, key, -128, alpha, ctx)
+        tt_store(tt, key, -128, alpha, area - moves, ctx)
     return alpha
 
 

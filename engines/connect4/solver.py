@@ -33,7 +33,6 @@ from engines.tables import install_hash_table
 from engines.timeman import clock_start, deadline
 from engines.watchdog import Watchdog, elapsed_ms
 
-TT_SLOT_WORDS = 2  # a table slot: the key, then the bounds with their generation (kernels)
 # below this, enhanced transposition cut-offs cost more than they save (measured)
 ETC_MIN_EMPTY = 14
 
@@ -59,9 +58,9 @@ class Solver:
     # --- configuration ---------------------------------------------------------------------
     def set_hash(self, hash_mb: int) -> None:
         """A fresh table of `hash_mb` MB; TableSizeError (the old table kept) when refused."""
-        slots = install_hash_table(self, "tt", hash_mb, MAX_HASH_MB, TT_SLOT_WORDS, 1 << 10,
-                                   np.uint64)
-        self.ctx[K.C_TT_BITS] = slots.bit_length() - 1
+        buckets = install_hash_table(self, "tt", hash_mb, MAX_HASH_MB, K.TT_BUCKET_WORDS,
+                                     1 << 9, np.uint64)
+        self.ctx[K.C_TT_BITS] = buckets.bit_length() - 1
         self.ctx[K.C_GEN] = 1
 
     def set_book(self, book) -> None:

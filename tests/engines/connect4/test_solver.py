@@ -338,24 +338,72 @@ def test_threads_solve_the_published_scores(name, step):
         assert solver.solve(position, weak=True) == (expected > 0) - (expected < 0), moves
 
 
-def test_a_slot_mixing_two_writes_reads_as_empty():
-    """Two threads storing into one slot can leave one's key word beside the other's data word:
-    the probe must not take that for either position's bounds."""
+def _bucket_keys(count, bits=1):
+    """`count` keys that share one bucket of a table of 2**bits buckets, and its first word."""
+    keys = [np.uint64(k) for k in range(1, 400)]
+    bucket = K._slot(keys[0], bits)
+    same = [k for k in keys if K._slot(k, bits) == bucket][:count]
+    return same, bucket * K.TT_BUCKET_WORDS
+
+
+def _small_table(bits=1):
     ctx = K.make_context(7, 6)
-    ctx[K.C_TT_BITS] = 1  # two slots: colliding keys are easy to find
-    tt = np.zeros(4, dtype=np.uint64)
-    keys = [np.uint64(k) for k in range(1, 200)]
-    first = keys[0]
-    second = next(k for k in keys[1:] if K._slot(k, 1) == K._slot(first, 1))
-    slot = K._slot(first, 1) * 2
-    K.tt_store(tt, first, 3, 5, ctx)
-    written_first = tt[slot:slot + 2].copy()
+    ctx[K.C_TT_BITS] = bits  # two buckets: keys that share one are easy to find
+    return ctx, np.zeros(K.TT_BUCKET_WORDS << bits, dtype=np.uint64)
+
+
+def test_an_entry_mixing_two_writes_reads_as_empty():
+    """Two threads storing into one entry can leave one's key word beside the other's data
+    word: the probe must not take that for either position's bounds."""
+    ctx, tt = _small_table()
+    (first, second), at = _bucket_keys(2)
+    K.tt_store(tt, first, 3, 5, 20, ctx)
+    written_first = tt[at:at + 2].copy()
     assert K.tt_probe(tt, first, ctx) == (3, 5)
-    K.tt_store(tt, second, -2, 7, ctx)
+    K.tt_store(tt, second, -2, 7, 20, ctx)  # as large a subtree: the first entry, `first` moved
     assert K.tt_probe(tt, second, ctx) == (-2, 7)
-    tt[slot] = written_first[0]  # the first write's key word, the second's data word
+    assert K.tt_probe(tt, first, ctx) == (3, 5)
+    tt[at + 2:at + 4] = 0  # `first` gone from the second entry ...
+    tt[at] = written_first[0]  # ... and its key word beside `second`'s data word in the first
     assert K.tt_probe(tt, first, ctx) == (-128, 127)
     assert K.tt_probe(tt, second, ctx) == (-128, 127)
+
+
+def test_a_bucket_keeps_the_larger_subtree():
+    """The first entry holds the position with the most empty cells of the running search; the
+    positions of smaller subtrees take turns in the second."""
+    ctx, tt = _small_table()
+    (root, *leaves), _ = _bucket_keys(4)
+    K.tt_store(tt, root, -3, 4, 30, ctx)
+    for number, leaf in enumerate(leaves):
+        K.tt_store(tt, leaf, number, number, 6, ctx)
+    assert K.tt_probe(tt, root, ctx) == (-3, 4)
+    assert K.tt_probe(tt, leaves[-1], ctx) == (2, 2)
+    assert K.tt_probe(tt, leaves[0], ctx) == (-128, 127)  # replaced by the later leaves
+    K.tt_store(tt, leaves[0], 1, 127, 31, ctx)  # a larger subtree: first, the root moved second
+    assert K.tt_probe(tt, leaves[0], ctx) == (1, 127)
+    assert K.tt_probe(tt, root, ctx) == (-3, 4)
+    assert K.tt_probe(tt, leaves[-1], ctx) == (-128, 127)
+
+
+def test_a_stored_position_is_tightened_in_place():
+    ctx, tt = _small_table()
+    (first, second), at = _bucket_keys(2)
+    K.tt_store(tt, first, -128, 5, 20, ctx)
+    K.tt_store(tt, second, -1, 1, 10, ctx)
+    K.tt_store(tt, first, 2, 127, 20, ctx)
+    assert K.tt_probe(tt, first, ctx) == (2, 5)
+    assert K.tt_probe(tt, second, ctx) == (-1, 1)  # not pushed out by a second copy of `first`
+
+
+def test_an_earlier_search_yields_the_first_entry():
+    ctx, tt = _small_table()
+    (old, new), _ = _bucket_keys(2)
+    K.tt_store(tt, old, -3, 4, 30, ctx)
+    ctx[K.C_GEN] += 1  # `Solver.reset`: a new search
+    assert K.tt_probe(tt, old, ctx) == (-128, 127)
+    K.tt_store(tt, new, 0, 0, 5, ctx)
+    assert K.tt_probe(tt, new, ctx) == (0, 0)
 
 
 def test_stop_reaches_every_thread_promptly():
