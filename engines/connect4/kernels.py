@@ -252,14 +252,19 @@ def _entry_of(tt, bucket, key, ctx):
 
 
 @njit(cache=True, nogil=True)
+def _bounds(data):
+    """(lower, upper) of an entry's data word."""
+    return (np.int64((data >> np.uint64(8)) & np.uint64(255)) - 128,
+            np.int64(data & np.uint64(255)) - 128)
+
+
+@njit(cache=True, nogil=True)
 def tt_probe(tt, key, ctx):
     """(lower, upper) bounds stored for `key` in this generation, else (-128, 127)."""
     at = _entry_of(tt, _slot(key, ctx[C_TT_BITS]) * TT_BUCKET_WORDS, key, ctx)
     if at < 0:
         return -128, 127
-    data = tt[at + 1]
-    return (np.int64((data >> np.uint64(8)) & np.uint64(255)) - 128,
-            np.int64(data & np.uint64(255)) - 128)
+    return _bounds(tt[at + 1])
 
 
 @njit(cache=True, nogil=True)
@@ -271,9 +276,7 @@ def tt_store(tt, key, lower, upper, empty, ctx):
     bucket = _slot(key, ctx[C_TT_BITS]) * TT_BUCKET_WORDS
     at = _entry_of(tt, bucket, key, ctx)
     if at >= 0:
-        data = tt[at + 1]
-        old_lower = np.int64((data >> np.uint64(8)) & np.uint64(255)) - 128
-        old_upper = np.int64(data & np.uint64(255)) - 128
+        old_lower, old_upper = _bounds(tt[at + 1])
         if old_lower > lower:
             lower = old_lower
         if old_upper < upper:

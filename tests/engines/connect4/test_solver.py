@@ -338,18 +338,18 @@ def test_threads_solve_the_published_scores(name, step):
         assert solver.solve(position, weak=True) == (expected > 0) - (expected < 0), moves
 
 
-def _bucket_keys(count, bits=1):
-    """`count` keys that share one bucket of a table of 2**bits buckets, and its first word."""
+def _bucket_keys(count):
+    """`count` keys that share one bucket of `_small_table`'s two, and its first word."""
     keys = [np.uint64(k) for k in range(1, 400)]
-    bucket = K._slot(keys[0], bits)
-    same = [k for k in keys if K._slot(k, bits) == bucket][:count]
+    bucket = K._slot(keys[0], 1)
+    same = [k for k in keys if K._slot(k, 1) == bucket][:count]
     return same, bucket * K.TT_BUCKET_WORDS
 
 
-def _small_table(bits=1):
+def _small_table():
     ctx = K.make_context(7, 6)
-    ctx[K.C_TT_BITS] = bits  # two buckets: keys that share one are easy to find
-    return ctx, np.zeros(K.TT_BUCKET_WORDS << bits, dtype=np.uint64)
+    ctx[K.C_TT_BITS] = 1  # two buckets: keys that share one are easy to find
+    return ctx, np.zeros(2 * K.TT_BUCKET_WORDS, dtype=np.uint64)
 
 
 def test_an_entry_mixing_two_writes_reads_as_empty():
@@ -388,7 +388,7 @@ def test_a_bucket_keeps_the_larger_subtree():
 
 def test_a_stored_position_is_tightened_in_place():
     ctx, tt = _small_table()
-    (first, second), at = _bucket_keys(2)
+    (first, second), _ = _bucket_keys(2)
     K.tt_store(tt, first, -128, 5, 20, ctx)
     K.tt_store(tt, second, -1, 1, 10, ctx)
     K.tt_store(tt, first, 2, 127, 20, ctx)
