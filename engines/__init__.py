@@ -13,7 +13,7 @@ any kernel module imports numba. A user's own `NUMBA_CACHE_DIR` is respected, wi
 hash as a subdirectory of it; a `NUMBA_CACHE_DIR` that another mallard process set (a parent
 that starts engines, which inherit its environment: `mallard match`) is not a user's, and a child
 of other sources chooses its own (`compile_cache.choose_cache_directory`). A directory that
-cannot be written, or damaged files in it, are dealt with by `engines.compile_cache`. A new
+cannot be written, or damaged files in it, are dealt with by `mallard.engines.compile_cache`. A new
 directory starts with the code `pip install` compiled when it built the package (setup.py), so
 a first run after installing loads its kernels instead of compiling them.
 
@@ -24,7 +24,7 @@ same reason a recursive kernel calls itself from one call site only (a PVS re-se
 to it): numba types the whole function again for each recursive call it resolves. Kernels are
 never mutually recursive: two that called each other compiled and ran, but crashed the process
 (a segmentation fault) when the next run loaded them from the cache. Calls between
-kernels are typed without their constant arguments (`engines.compile_cache`), so each kernel is
+kernels are typed without their constant arguments (`mallard.engines.compile_cache`), so each kernel is
 compiled once per argument types (a version typed for a constant also crashed when a
 recursive kernel was loaded from the cache), and kernels are called with writable arrays only.
 
@@ -42,7 +42,7 @@ import hashlib
 import os
 from pathlib import Path
 
-from engines import compile_cache
+from mallard.engines import compile_cache
 
 
 def _numba_cache_dir() -> Path:
@@ -57,8 +57,8 @@ def _numba_cache_dir() -> Path:
 
 os.environ["NUMBA_CACHE_DIR"] = str(compile_cache.choose_cache_directory(_numba_cache_dir()))
 
-from engines import connect4, duck, uttt  # noqa: E402  (after the cache directory is chosen)
-from engines.base import Game, GameEntry, UnknownGameError  # noqa: E402
+from mallard.engines import connect4, duck, uttt  # noqa: E402  (after the cache directory is chosen)
+from mallard.engines.base import Game, GameEntry, UnknownGameError  # noqa: E402
 
 GAMES: tuple[GameEntry, ...] = (connect4.GAME, duck.GAME, uttt.GAME)  # UCI_Variant's order
 DEFAULT_GAMES = {"uci": "duck", "ugi": "duck", "gtp": "cfour"}

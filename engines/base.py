@@ -7,7 +7,7 @@ opaque to callers: they are produced by `legal_moves`/`parse_move` and written b
 
 Searching goes through a `Searcher`: `search(position, limits, stop_flag, on_info) ->
 SearchResult`. Each game package declares itself once, as a `GameEntry` (its names, rules,
-options, protocols, and the factories of its searcher and prover); `engines.find_game` finds it.
+options, protocols, and the factories of its searcher and prover); `mallard.engines.find_game` finds it.
 The rules never import the search: the entry ties them together.
 
 Invariants:
@@ -368,7 +368,7 @@ class GameEntry:
     list them before any search code loads. `protocols` are those that can play the game (GTP
     needs two players, the first called black). `perft` says whether positions count leaf
     nodes (`Position.perft`, `Position.divide`). `bench()` returns the game's bench signature
-    (`engines.bench.BenchSignature`, from the game's `bench` module, loaded on use: it imports
+    (`mallard.engines.bench.BenchSignature`, from the game's `bench` module, loaded on use: it imports
     the search). `finish_warm_up()`, when a game has one, completes in this process what a
     start-up's warm-up leaves to later or to another process (`mallard warmup` calls it).
     """

@@ -6,7 +6,7 @@ nothing but the search (not on the machine, the time or the user's settings), so
 search shows as a change of the signature, and a commit that changes a search states its new
 one. Each game package's `bench` module declares its `SIGNATURE`; `GameEntry.bench()` returns it.
 The searches themselves run through a protocol session, as a client's `go depth N` does
-(`protocol.signature`): engines never print.
+(`mallard.protocol.signature`): engines never print.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass
 from typing import Iterable, Iterator, Optional
 
-from engines.base import Game
+from mallard.engines.base import Game
 
 
 @dataclass(frozen=True)

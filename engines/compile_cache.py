@@ -53,12 +53,12 @@ _prebuilt_version: Optional[Path] = None  # PREBUILT_DIR's entry for these sourc
 
 # Per game and use, one kernel whose cached index tells whether that code was compiled before.
 MARKER_KERNELS = {
-    ("cfour", "search"): ("engines.connect4.kernels", "solve_position"),
-    ("duck", "search"): ("engines.duck.pv_kernels", "search_root"),
-    ("uttt", "search"): ("engines.uttt.search_kernels", "search_root"),
-    ("duck", "perft"): ("engines.duck.kernels", "perft"),
-    ("uttt", "perft"): ("engines.uttt.kernels", "perft_kernel"),
-    ("uttt", "prover"): ("engines.uttt.prover_kernels", "prove_kernel"),
+    ("cfour", "search"): ("mallard.engines.connect4.kernels", "solve_position"),
+    ("duck", "search"): ("mallard.engines.duck.pv_kernels", "search_root"),
+    ("uttt", "search"): ("mallard.engines.uttt.search_kernels", "search_root"),
+    ("duck", "perft"): ("mallard.engines.duck.kernels", "perft"),
+    ("uttt", "perft"): ("mallard.engines.uttt.kernels", "perft_kernel"),
+    ("uttt", "prover"): ("mallard.engines.uttt.prover_kernels", "prove_kernel"),
 }
 # Uses compiled as a whole by a helper process, which marks the end of its compile
 # (`mark_compiled`): the marker kernel's index alone appears before the rest is compiled.
@@ -246,7 +246,7 @@ def _package_locator(caching):
         def get_suitable_cache_subpath(cls, py_file):
             directory = Path(py_file).resolve().parent
             if directory == PACKAGE_ROOT or PACKAGE_ROOT in directory.parents:
-                return ".".join(directory.relative_to(PACKAGE_ROOT.parent).parts)
+                return ".".join(("mallard", *directory.relative_to(PACKAGE_ROOT.parent).parts))
             return super().get_suitable_cache_subpath(py_file)
 
     return PackageCacheLocator
@@ -298,7 +298,7 @@ def _type_calls_without_constants(dispatcher_module) -> None:
     original = dispatcher_class.get_call_template
 
     def get_call_template(self, args, kws):
-        if getattr(self.py_func, "__module__", "").startswith("engines."):
+        if getattr(self.py_func, "__module__", "").startswith("mallard.engines."):
             args = tuple(types.unliteral(arg) for arg in args)
             kws = {name: types.unliteral(arg) for name, arg in kws.items()}
         return original(self, args, kws)

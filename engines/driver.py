@@ -4,17 +4,17 @@ over a game's root search (`RootSearch`).
 A game gives the driver, for one search from one position, a `RootSearch`: one iteration of its
 alpha-beta root search over an ordered list of root moves within a window, the line of a root
 move (its principal variation), its table's fill, and the conversion of its integer scores to
-`engines.base.Score`. `deepen` searches one depth after another. At each depth, line k of
+`mallard.engines.base.Score`. `deepen` searches one depth after another. At each depth, line k of
 MultiPV searches the root moves the lines before it did not take: line 1 in an aspiration
 window around the previous depth's score, re-searched with a window widened on the side it
 failed until the score falls inside, the other lines with the full window. After each line the
 remaining moves are sorted by value; each finished depth is reported line by line through
-`on_info`. A watchdog thread (`engines.watchdog`) turns the caller's stop flag and the deadline
+`on_info`. A watchdog thread (`mallard.engines.watchdog`) turns the caller's stop flag and the deadline
 into the root search's own stop request; the kernels also read the deadline themselves and keep
 the node limit (`count_node`).
 
 Invariants:
-- Scores are the kernels' integers from the side to move (`engines.search_common`): a value
+- Scores are the kernels' integers from the side to move (`mallard.engines.search_common`): a value
   above the game's `mate_bound` is a forced win `MATE - value` plies away, and `INF` bounds
   every window.
 - A depth counts only when all its lines finished; a stopped search keeps the last finished
@@ -41,8 +41,8 @@ from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
-from engines.base import Limits, Score, SearchInfo
-from engines.search_common import (
+from mallard.engines.base import Limits, Score, SearchInfo
+from mallard.engines.search_common import (
     C_ABORTED,
     C_NODES,
     C_SELDEPTH,
@@ -53,15 +53,15 @@ from engines.search_common import (
     kernel_deadline,
     widened_window,
 )
-from engines.timeman import MAX_STRETCH, TimeUse, move_budget_ms
-from engines.timeman import deadline as move_deadline
-from engines.watchdog import Watchdog, elapsed_ms
+from mallard.engines.timeman import MAX_STRETCH, TimeUse, move_budget_ms
+from mallard.engines.timeman import deadline as move_deadline
+from mallard.engines.watchdog import Watchdog, elapsed_ms
 
 
 class RootSearch(abc.ABC):
     """A game's root search from one position, as `deepen` drives it.
 
-    `ctx` is the kernels' context array (it starts with the header of `engines.search_common`:
+    `ctx` is the kernels' context array (it starts with the header of `mallard.engines.search_common`:
     nodes, aborted, node limit, selective depth) and `stop` the flag array they poll. Each root
     move has a tag, an integer the root search may set along with its value (Duck Chess: the
     duck square to play with the move); the driver keeps tags with their moves when it sorts.
@@ -74,7 +74,7 @@ class RootSearch(abc.ABC):
     finish_first_depth: bool = False
     # on a clock (no fixed move time): no new depth once this share of the time left is gone
     soft_time_share: Optional[float] = None
-    # on a clock: `engines.timeman.TimeUse` decides when to stop deepening, and the hard limit
+    # on a clock: `mallard.engines.timeman.TimeUse` decides when to stop deepening, and the hard limit
     # (`deadline`) is `MAX_STRETCH` budgets
     manages_time: bool = False
     depth_offset: int = 0            # a helper searches each depth this much deeper

@@ -3,10 +3,10 @@
 Scores are integers from the side to move: a win whose last move is played at ply p from the
 root scores MATE - p, a loss -(MATE - p); every other score (the evaluations, a draw's 0) stays
 within a game's `mate_bound` (MATE less the longest line the game can search, or more), and
-every score within (-INF, INF). `to_score` turns one into an `engines.base.Score`.
+every score within (-INF, INF). `to_score` turns one into an `mallard.engines.base.Score`.
 
 The context header: every alpha-beta search's `ctx` array starts with C_NODES, C_ABORTED,
-C_NODE_LIMIT and C_SELDEPTH (what `count_node` and the driver, `engines.driver`, read).
+C_NODE_LIMIT and C_SELDEPTH (what `count_node` and the driver, `mallard.engines.driver`, read).
 `count_node` counts a node and, every `poll_mask + 1` nodes, polls the stop array and the node
 limit (the kernels run with the GIL released; an aborted search returns at once). The stop array
 (`new_stop_array`) holds a flag another thread raises and a deadline on the monotonic clock in
@@ -29,7 +29,7 @@ from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from engines.base import Score
+from mallard.engines.base import Score
 
 INF = 32000
 MATE = 30000

@@ -25,7 +25,7 @@ from typing import Optional
 
 import numpy as np
 
-from engines.base import GameError
+from mallard.engines.base import GameError
 
 MB = 1 << 20
 HEADROOM_MB = 512

@@ -28,7 +28,7 @@ import gc
 import time
 from typing import Optional
 
-from engines.base import Limits
+from mallard.engines.base import Limits
 
 SUDDEN_DEATH_MOVES = 25
 INCREMENT_SHARE = 0.75

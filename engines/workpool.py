@@ -3,7 +3,7 @@
 A pool runs `function(shared, *item)` for every item and yields `(index, result)` as items
 finish, in any order. `shared` is one read-only object every call needs (a book to probe, or
 None); a pool sends it to each worker once, not with every item. `LocalPool` uses worker
-processes on this machine; `tournaments.cluster.ClusterPool` runs the same calls on Dask
+processes on this machine; `mallard.tournaments.cluster.ClusterPool` runs the same calls on Dask
 workers, so the code that cuts the work into items does not know where it runs.
 
 Invariants: `function` is a module-level function (workers import it by name) and its results

@@ -13,7 +13,7 @@ tree (Fairy-Stockfish's perft for `duck-perft --reference`).
 - `bench duck`: the search bench and the enumeration check; `bench duck-match`: self-play.
 - `bench uttt`: perft, the prover with and without the critical-board analysis, and how far from
   the end it solves (three tables in their own compact Markdown form).
-- `bench` alone: the bench signatures (`protocol.signature`), Stockfish's form.
+- `bench` alone: the bench signatures (`mallard.protocol.signature`), Stockfish's form.
 """
 
 from __future__ import annotations
@@ -30,12 +30,12 @@ import time
 from datetime import date
 from typing import Optional, TextIO
 
-from engines import compile_cache
-from engines.connect4 import bench as connect4_bench
-from engines.duck import bench as duck_bench
-from engines.uttt import bench as uttt_bench
-from engines.workpool import WorkPool
-from protocol.signature import SignatureResult, run_signature
+from mallard.engines import compile_cache
+from mallard.engines.connect4 import bench as connect4_bench
+from mallard.engines.duck import bench as duck_bench
+from mallard.engines.uttt import bench as uttt_bench
+from mallard.engines.workpool import WorkPool
+from mallard.protocol.signature import SignatureResult, run_signature
 
 
 def _machine_line() -> str:
@@ -226,8 +226,8 @@ def bench_threads(variants, movetime_ms: int, max_threads: int,
     """Each variant's bench positions searched for `movetime_ms` each with 1 to `max_threads`
     threads (a fresh table per position): depth reached and nodes per second; then the time
     each thread count takes to the depths one thread reached (time to depth, the speed-up)."""
-    from engines import find_game
-    from engines.base import Limits
+    from mallard.engines import find_game
+    from mallard.engines.base import Limits
 
     out.write(f"# mallard bench threads: {movetime_ms} ms per position, fresh table each; "
               "then the time to the depths 1 thread reached\n")
@@ -473,7 +473,7 @@ class _EngineProcess:
     def __init__(self, protocol: str, env: dict):
         self.started = time.perf_counter()
         self.process = subprocess.Popen(
-            [sys.executable, "-c", "import sys; from protocol.cli import main; sys.exit(main())",
+            [sys.executable, "-c", "import sys; from mallard.protocol.cli import main; sys.exit(main())",
              protocol], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
             text=True, bufsize=1, env=env)
         self.lines: "queue.Queue" = queue.Queue()

@@ -19,12 +19,12 @@ import shutil
 import sys
 from typing import Iterator, Optional
 
-from engines import DEFAULT_GAMES, GAMES, compile_cache, find_game, game_names, get_game
-from engines.base import MAX_THREADS
-from engines.connect4.testsets import TEST_SETS
-from engines.duck.terms import TERM_NAMES, WEIGHT_GROUP_NAMES, parse_terms
-from engines.workpool import LocalPool, WorkPool
-from protocol import VERSION, print_notice
+from mallard.engines import DEFAULT_GAMES, GAMES, compile_cache, find_game, game_names, get_game
+from mallard.engines.base import MAX_THREADS
+from mallard.engines.connect4.testsets import TEST_SETS
+from mallard.engines.duck.terms import TERM_NAMES, WEIGHT_GROUP_NAMES, parse_terms
+from mallard.engines.workpool import LocalPool, WorkPool
+from mallard.protocol import VERSION, print_notice
 
 DESCRIPTION = ("A game-engine server: a perfect Connect Four solver, Duck Chess and Ultimate "
                "Tic-Tac-Toe behind UCI, UGI, GTP and the solver line protocol, and a match "
@@ -99,7 +99,7 @@ def number_list(text: str) -> list[float]:
 
 def weight_groups(text: str) -> list[str]:
     """Comma-separated names of the duck evaluation's weight groups ('none' for none)."""
-    from tournaments.tuning import tuned_columns
+    from mallard.tournaments.tuning import tuned_columns
 
     names = [name.strip() for name in text.split(",") if name.strip() not in ("", "none")]
     try:
@@ -155,7 +155,7 @@ def evaluation_terms(text: str) -> str:
 
 def cluster_address(text: str) -> str:
     # imported on use: the tournaments package loads the match runner
-    from tournaments.cluster import parse_address
+    from mallard.tournaments.cluster import parse_address
 
     try:
         parse_address(text)
@@ -172,7 +172,7 @@ def _work_pool(cluster: Optional[str], jobs: int) -> Iterator[tuple[WorkPool, st
         yield LocalPool(jobs), f"{jobs} local process{'es' if jobs > 1 else ''}"
         return
     # imported on use: the tournaments package loads the match runner
-    from tournaments.cluster import open_cluster
+    from mallard.tournaments.cluster import open_cluster
 
     with open_cluster(cluster) as opened:  # its ClusterError is an OSError: one line, exit 2
         opened.wait_for_workers(1)
@@ -202,7 +202,7 @@ class _Parser(argparse.ArgumentParser):
 # benchmarks, the match runner, the book builder or the prover's tools.
 
 def _serve(args) -> int:
-    from protocol.server import serve
+    from mallard.protocol.server import serve
 
     protocol, variant = getattr(args, "protocol", None), getattr(args, "variant", None)
     if protocol == "gtp" and variant is not None and not find_game(variant).speaks("gtp"):
@@ -212,7 +212,7 @@ def _serve(args) -> int:
 
 
 def _solve(args) -> int:
-    from protocol import solve
+    from mallard.protocol import solve
 
     return solve.run(sys.stdin, sys.stdout, sys.stderr, weak=args.weak, analyze=args.analyze,
                      book=not args.no_book, stats=args.stats, width=args.width,
@@ -220,7 +220,7 @@ def _solve(args) -> int:
 
 
 def _bench(args) -> int:
-    from protocol.bench import bench_connect4
+    from mallard.protocol.bench import bench_connect4
 
     sets = args.set or list(TEST_SETS)
     return bench_connect4(sets, args.limit, not args.no_book, args.weak, args.reference,
@@ -245,38 +245,38 @@ def _perft(args) -> int:
 
 
 def _bench_duck_perft(args) -> int:
-    from protocol.bench import bench_duck_perft
+    from mallard.protocol.bench import bench_duck_perft
 
     return bench_duck_perft(args.reference)
 
 
 def _bench_duck(args) -> int:
-    from protocol.bench import bench_duck
+    from mallard.protocol.bench import bench_duck
 
     return bench_duck(args.depth, args.enumeration, args.enumeration_positions)
 
 
 def _bench_threads(args) -> int:
-    from protocol.bench import bench_threads
+    from mallard.protocol.bench import bench_threads
 
     return bench_threads(args.variants, args.movetime, args.threads)
 
 
 def _bench_startup(args) -> int:
-    from protocol.bench import bench_startup
+    from mallard.protocol.bench import bench_startup
 
     return bench_startup(args.rounds)
 
 
 def _bench_duck_match(args) -> int:
-    from protocol.bench import bench_duck_match
+    from mallard.protocol.bench import bench_duck_match
 
     with _work_pool(args.cluster, args.jobs) as (pool, where):
         return bench_duck_match(args.a, args.b, args.pairs, args.nodes, args.seed, pool, where)
 
 
 def _prove(args) -> int:
-    from engines.uttt.prover import Prover, format_outcome, solve_interruptibly
+    from mallard.engines.uttt.prover import Prover, format_outcome, solve_interruptibly
 
     compile_cache.announce_compile("uttt")
     position = get_game("uttt").parse_position(args.position)
@@ -287,13 +287,13 @@ def _prove(args) -> int:
 
 
 def _bench_uttt(args) -> int:
-    from protocol.bench import bench_uttt
+    from mallard.protocol.bench import bench_uttt
 
     return bench_uttt(args.positions, args.limit, args.seed, args.threads)
 
 
 def _bench_signatures(args) -> int:
-    from protocol.bench import bench_signatures
+    from mallard.protocol.bench import bench_signatures
 
     variants = [args.variant] if args.variant else [game.name for game in GAMES if game.bench]
     return bench_signatures(variants)
@@ -301,7 +301,7 @@ def _bench_signatures(args) -> int:
 
 def _bench_timing(args) -> int:
     # imported on use, so that the engine and --version start without the match runner
-    from tournaments.bench_timing import bench_timing
+    from mallard.tournaments.bench_timing import bench_timing
 
     return bench_timing(args.games, args.variants, args.controls, args.concurrency)
 
@@ -318,7 +318,7 @@ def variant_list(text: str) -> list[str]:
 
 def control_list(text: str) -> list[str]:
     # imported on use, so that the engine and --version start without the match runner
-    from tournaments.bench_timing import parse_control
+    from mallard.tournaments.bench_timing import parse_control
 
     controls = [part.strip() for part in text.split(",") if part.strip()]
     try:
@@ -332,8 +332,8 @@ def control_list(text: str) -> list[str]:
 
 
 def _book_build(args) -> int:
-    from engines.connect4.book import BITBULLY_FILE, bitbully_book, cache_dir
-    from engines.connect4.book_builder import build_book
+    from mallard.engines.connect4.book import BITBULLY_FILE, bitbully_book, cache_dir
+    from mallard.engines.connect4.book_builder import build_book
 
     def progress(level: int, done: int, total: int) -> None:
         print(f"level {level}: {done}/{total} chunks", file=sys.stderr, flush=True)
@@ -351,7 +351,7 @@ def _book_build(args) -> int:
 
 def _match(args) -> int:
     # imported on use, so that the engine and --version start without the match runner
-    from tournaments.cli import main as match_main
+    from mallard.tournaments.cli import main as match_main
 
     return match_main(args.match_arguments)
 
@@ -360,8 +360,8 @@ def _tune(args) -> int:
     # imported on use: the tuner reads match databases with the tournaments package
     import numpy as np
 
-    from engines.duck import evaluation
-    from tournaments import tuning
+    from mallard.engines.duck import evaluation
+    from mallard.tournaments import tuning
 
     if args.labelled_only and (not args.scores or args.label_nodes):
         raise ValueError("--labelled-only fits the positions --scores FILE holds, searching "
@@ -415,16 +415,16 @@ def _tune(args) -> int:
 
 def _search_labels(args, positions, start):
     """(labels, K) for `mallard tune duck --label-nodes N`: this mallard, as a UCI subprocess,
-    searches each position (tournaments.tuning.search_scores) that --scores FILE does not
+    searches each position (mallard.tournaments.tuning.search_scores) that --scores FILE does not
     already score (with --labelled-only, FILE scores them all)."""
     import numpy as np
 
-    from tournaments import tuning
-    from tournaments.players import EngineConfig
-    from tournaments.timecontrol import TimeControl
+    from mallard.tournaments import tuning
+    from mallard.tournaments.players import EngineConfig
+    from mallard.tournaments.timecontrol import TimeControl
 
     # with --labelled-only every position is in FILE and the engine is never started
-    config = EngineConfig(name="labels", command=[sys.executable, "-m", "protocol.cli", "uci"],
+    config = EngineConfig(name="labels", command=[sys.executable, "-m", "mallard.protocol.cli", "uci"],
                           tc=TimeControl().with_limits(nodes=args.label_nodes or 1))
     known = tuning.read_scores(args.scores) if args.scores else {}
     step = max(1, len(positions.texts) // 20)
@@ -447,14 +447,14 @@ def _search_labels(args, positions, start):
 
 
 def _warmup(args) -> int:
-    from protocol import warmup
+    from mallard.protocol import warmup
 
     return warmup.run()
 
 
 def _board(args) -> int:
     # imported on use: the web page's server is an optional extra
-    from protocol import board
+    from mallard.protocol import board
 
     missing = board.missing_dependency()
     if missing is not None:

@@ -2,7 +2,7 @@
 command handlers, and closing.
 
 A front-end turns one input line at a time into calls on its session and prints the answers
-through `out`; `protocol.server` relies on `handle`, `report_internal_error`, `close` and
+through `out`; `mallard.protocol.server` relies on `handle`, `report_internal_error`, `close` and
 `session`, nothing else. Handlers are the methods named `cmd_<name>`; `handlers` maps each
 `<name>` to its bound method, built once per front-end. `input` may be None (a front-end driven
 by hand rather than by a server); then a move's time runs from when its command is handled.
@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Callable, Optional
 
-from protocol.io import Input, Output
-from protocol.session import Session
+from mallard.protocol.io import Input, Output
+from mallard.protocol.session import Session
 
 HANDLER_PREFIX = "cmd_"
 

@@ -25,12 +25,12 @@ import math
 import re
 from typing import Optional
 
-from engines import DEFAULT_GAMES, find_game
-from engines.base import LIMIT_MAX, GameError, Limits, Score
-from protocol import ENGINE_NAME, VERSION
-from protocol.frontend import FrontEnd
-from protocol.io import Input, Output, clip_error
-from protocol.session import Session
+from mallard.engines import DEFAULT_GAMES, find_game
+from mallard.engines.base import LIMIT_MAX, GameError, Limits, Score
+from mallard.protocol import ENGINE_NAME, VERSION
+from mallard.protocol.frontend import FrontEnd
+from mallard.protocol.io import Input, Output, clip_error
+from mallard.protocol.session import Session
 
 COLOURS = {"b": 0, "black": 0, "w": 1, "white": 1}
 COLOUR_NAMES = ("black", "white")

@@ -9,7 +9,7 @@ reads `quit` or the end of input, abandons the session: the running search stops
 one stops at once, so a GTP `genmove` or an infinite search never holds the exit (commands still
 run in order, so a piped script gets its answers). The main thread hands lines to the
 front-end; searches print `info`/`bestmove` from their worker thread. All output goes through
-one `Output` (protocol.io), which serialises lines, flushes each, and never raises (a closed
+one `Output` (mallard.protocol.io), which serialises lines, flushes each, and never raises (a closed
 stdout ends the process instead of printing a traceback).
 
 Imports run one way: this module -> the front-ends (uci, gtp) -> frontend, io and session.
@@ -21,11 +21,11 @@ import sys
 import traceback
 from typing import Optional, TextIO
 
-from engines import DEFAULT_GAMES
-from protocol.gtp import GtpFrontEnd
-from protocol.io import Input, Output
-from protocol.session import Session
-from protocol.uci import UciFrontEnd
+from mallard.engines import DEFAULT_GAMES
+from mallard.protocol.gtp import GtpFrontEnd
+from mallard.protocol.io import Input, Output
+from mallard.protocol.session import Session
+from mallard.protocol.uci import UciFrontEnd
 
 UCI_FIRST_COMMANDS = {"uci", "isready", "position", "go", "setoption", "ucinewgame", "debug"}
 

@@ -2,7 +2,7 @@
 
 The session holds the variant, the position (root text plus the moves played from it), the
 option values, the searcher, the stop flag, the search thread and the time manager (the clock
-arithmetic of `engines.timeman` with `Move Overhead` taken off, and the ponder hit). Front-ends
+arithmetic of `mallard.engines.timeman` with `Move Overhead` taken off, and the ponder hit). Front-ends
 parse lines into calls on it and print what it hands back; it never prints. A method that takes
 user input raises a typed `GameError` (`PositionError`, `MoveError` with the move's index,
 `OptionError`, `UnknownGameError`, or a searcher's own such as `TableSizeError`), which each
@@ -28,8 +28,8 @@ import dataclasses
 import threading
 from typing import Callable, Optional
 
-from engines import DEFAULT_GAMES, compile_cache, find_game, game_names
-from engines.base import (
+from mallard.engines import DEFAULT_GAMES, compile_cache, find_game, game_names
+from mallard.engines.base import (
     GameError,
     Limits,
     MoveError,
@@ -40,7 +40,7 @@ from engines.base import (
     SearchResult,
     new_stop_flag,
 )
-from engines.timeman import (
+from mallard.engines.timeman import (
     DEFAULT_MOVE_OVERHEAD_MS,
     after_overhead,
     freeze_long_lived_objects,

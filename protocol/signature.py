@@ -14,9 +14,9 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from engines import find_game
-from engines.base import Limits
-from protocol.session import Session
+from mallard.engines import find_game
+from mallard.engines.base import Limits
+from mallard.protocol.session import Session
 
 
 @dataclass(frozen=True)

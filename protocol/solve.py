@@ -11,11 +11,11 @@ from __future__ import annotations
 import time
 from typing import TextIO
 
-from engines import compile_cache
-from engines.base import MoveError
-from engines.connect4.book import default_book
-from engines.connect4.rules import Connect4Game
-from engines.connect4.solver import Solver
+from mallard.engines import compile_cache
+from mallard.engines.base import MoveError
+from mallard.engines.connect4.book import default_book
+from mallard.engines.connect4.rules import Connect4Game
+from mallard.engines.connect4.solver import Solver
 
 
 def run(stdin: TextIO, stdout: TextIO, stderr: TextIO, *, weak: bool = False,

@@ -16,12 +16,12 @@ from __future__ import annotations
 import dataclasses
 from typing import Optional
 
-from engines.base import LIMIT_MAX, GameError, Limits, Score, SearchInfo, SearchResult
-from protocol import ENGINE_AUTHOR, ENGINE_NAME, VERSION
-from protocol.frontend import FrontEnd
-from protocol.io import Input, Output, clip_error
-from protocol.session import Session
-from protocol.signature import run_signature
+from mallard.engines.base import LIMIT_MAX, GameError, Limits, Score, SearchInfo, SearchResult
+from mallard.protocol import ENGINE_AUTHOR, ENGINE_NAME, VERSION
+from mallard.protocol.frontend import FrontEnd
+from mallard.protocol.io import Input, Output, clip_error
+from mallard.protocol.session import Session
+from mallard.protocol.signature import run_signature
 
 DEFAULT_MOVETIME_ON_ERROR = 1000  # ms: a `go` whose limits could not be read still ends
 

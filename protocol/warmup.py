@@ -15,9 +15,9 @@ import sys
 import time
 from typing import TextIO
 
-from engines import GAMES, compile_cache
-from protocol import print_notice
-from protocol.session import Session
+from mallard.engines import GAMES, compile_cache
+from mallard.protocol import print_notice
+from mallard.protocol.session import Session
 
 
 def warm_one(variant: str) -> None:
@@ -43,7 +43,7 @@ def run(out: TextIO = sys.stdout, jobs: int = 0) -> int:
     while pending or running:
         while pending and len(running) < jobs:
             variant = pending.pop(0)
-            process = subprocess.Popen([sys.executable, "-m", "protocol.warmup", variant])
+            process = subprocess.Popen([sys.executable, "-m", "mallard.protocol.warmup", variant])
             running[variant] = (process, time.perf_counter())
         for variant, (process, started) in list(running.items()):
             if process.poll() is None:

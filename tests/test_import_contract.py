@@ -25,7 +25,7 @@ def _module_name(path: Path) -> str:
     parts = list(path.relative_to(ROOT).with_suffix("").parts)
     if parts[-1] == "__init__":
         parts.pop()
-    return ".".join(parts)
+    return ".".join(["mallard", *parts])
 
 
 def _modules() -> dict[str, Path]:
@@ -66,14 +66,14 @@ def _reach(graph: dict[str, set[str]], start: str) -> set[str]:
 
 def test_the_reader_sees_the_imports(graph):
     """The control: the graph has the arrows this test is about."""
-    assert "engines.base" in graph["engines.duck.rules"]
-    assert "engines.duck.kernels" in graph["engines.duck.searcher"]
-    assert "protocol.session" in graph["protocol.uci"]
+    assert "mallard.engines.base" in graph["mallard.engines.duck.rules"]
+    assert "mallard.engines.duck.kernels" in graph["mallard.engines.duck.searcher"]
+    assert "mallard.protocol.session" in graph["mallard.protocol.uci"]
 
 
 def test_engines_never_import_protocol_or_tournaments(graph):
-    wrong = {(name, imported) for name, imports in graph.items() if name.startswith("engines")
-             for imported in imports if imported.split(".")[0] in ("protocol", "tournaments")}
+    wrong = {(name, imported) for name, imports in graph.items() if name.startswith("mallard.engines")
+             for imported in imports if imported.split(".")[1] in ("protocol", "tournaments")}
     assert not wrong
 
 
@@ -85,7 +85,7 @@ def test_rules_never_reach_a_search(graph):
 
 
 def test_protocol_never_imports_numba_kernels(graph):
-    wrong = {(name, imported) for name, imports in graph.items() if name.startswith("protocol")
+    wrong = {(name, imported) for name, imports in graph.items() if name.startswith("mallard.protocol")
              for imported in imports if imported.endswith("kernels")}
     assert not wrong
 

@@ -12,19 +12,19 @@ from pathlib import Path
 
 import pytest
 
-import engines
-from engines.base import Limits
-from protocol.session import Session
+import mallard.engines
+from mallard.engines.base import Limits
+from mallard.protocol.session import Session
+from mallard.tournaments import cli as match_cli
 from tests.protocol.harness import Engine
 from tests.toygame import GAME
-from tournaments import cli as match_cli
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture(autouse=True)
 def registered(monkeypatch):
-    monkeypatch.setattr(engines, "GAMES", engines.GAMES + (GAME,))
+    monkeypatch.setattr(mallard.engines, "GAMES", mallard.engines.GAMES + (GAME,))
 
 
 def test_the_session_plays_it():

@@ -1,10 +1,10 @@
 """`mallard bench timing`: does our engine lose on time in our own match runner?
 
-For each variant and time control, `mallard` plays itself through `tournaments.Match` (UCI,
+For each variant and time control, `mallard` plays itself through `mallard.tournaments.Match` (UCI,
 `-concurrency 2` by default, the default `timemargin` of 0, the engine's default options) and
 the table says, per row: games, time losses, the slowest move against the time it was allowed
 (the clock's time left before the move, or the fixed move time of `st=`), and the mean and 99th
-percentile of each move's overshoot past the engine's own budget (what `engines.timeman` gives
+percentile of each move's overshoot past the engine's own budget (what `mallard.engines.timeman` gives
 for the limits the runner sent, `Move Overhead` taken off as the engine does). Move times are
 the runner's: from writing `go` to reading `bestmove`, as cutechess-cli measures them.
 
@@ -12,7 +12,7 @@ A clock is replayed from the recorded move times to know what each `go` said; th
 a time loss counts with the time the runner recorded for it. Each row is written (and flushed) as
 soon as its games end; the reasons of time losses and other failures follow the table.
 
-`protocol.cli` dispatches `mallard bench timing` here and checks `--controls` with `parse_control`.
+`mallard.protocol.cli` dispatches `mallard bench timing` here and checks `--controls` with `parse_control`.
 The engine is run as a process (`ENGINE_COMMAND`); the one thing taken from it in-process is the
 default `Move Overhead`, to compute the budget the engine gave itself.
 """
@@ -26,16 +26,16 @@ import sys
 from datetime import date
 from typing import TextIO
 
-from engines.base import Limits
-from engines.timeman import DEFAULT_MOVE_OVERHEAD_MS, after_overhead, move_budget_ms
-from tournaments import EngineConfig, Match, TimeControl
-from tournaments.records import GameRecord
-from tournaments.timecontrol import Clock, go_fields
+from mallard.engines.base import Limits
+from mallard.engines.timeman import DEFAULT_MOVE_OVERHEAD_MS, after_overhead, move_budget_ms
+from mallard.tournaments import EngineConfig, Match, TimeControl
+from mallard.tournaments.records import GameRecord
+from mallard.tournaments.timecontrol import Clock, go_fields
 
 DEFAULT_VARIANTS = ("duck", "cfour")
 DEFAULT_CONTROLS = ("tc=1+0.01", "st=0.05")
 ENGINE_COMMAND = [sys.executable, "-c",
-                  "import sys; from protocol.cli import main; sys.exit(main())", "uci"]
+                  "import sys; from mallard.protocol.cli import main; sys.exit(main())", "uci"]
 
 
 def parse_control(text: str) -> TimeControl:

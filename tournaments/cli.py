@@ -1,5 +1,5 @@
-"""`mallard match`: cutechess-cli's command line over `tournaments.Match`, and its output
-(`protocol.cli` hands every argument after `match` to `main` here).
+"""`mallard match`: cutechess-cli's command line over `mallard.tournaments.Match`, and its output
+(`mallard.protocol.cli` hands every argument after `match` to `main` here).
 
 Arguments follow cutechess-cli (`-engine cmd=... name=... proto=uci tc=40/60+0.6 option.Hash=64`,
 `-each`, `-games`, `-rounds`, `-repeat`, `-openings`, `-draw`, `-resign`, `-sprt`, ...) with our
@@ -7,7 +7,7 @@ additions: `-db`, `-adjudicate solved`, `-report penta=true`, `-json`, `-tournam
 `-cluster` (the games on a Dask cluster; the database, PGN and output stay here).
 Output is cutechess's lines (`Started game`, `Finished game`, `Score of`, `Elo difference`,
 `SPRT: llr`) and fastchess's pentanomial lines; on a terminal a live progress bar (rich) sits
-under them. This module only parses and prints; the match itself is `tournaments.match`.
+under them. This module only parses and prints; the match itself is `mallard.tournaments.match`.
 
 Invariants: a bad argument or openings file (`UsageError`, `OpeningError`) is found before any
 engine starts and is one `mallard match: ...` line on stderr, exit status 2; `-h`/`-help`/`--help`
@@ -25,16 +25,16 @@ import shlex
 import sys
 from typing import Callable, Optional, TextIO
 
-from engines import DEFAULT_GAMES, GAMES, find_game, get_game
-from engines.base import GameError
-from tournaments.cluster import ClusterError, distributed_module, parse_address
-from tournaments.match import Match
-from tournaments.openings import OpeningError, read_openings
-from tournaments.players import EngineConfig
-from tournaments.records import Adjudication
-from tournaments.stats import Sprt
-from tournaments.storage import StorageError
-from tournaments.timecontrol import TimeControl
+from mallard.engines import DEFAULT_GAMES, GAMES, find_game, get_game
+from mallard.engines.base import GameError
+from mallard.tournaments.cluster import ClusterError, distributed_module, parse_address
+from mallard.tournaments.match import Match
+from mallard.tournaments.openings import OpeningError, read_openings
+from mallard.tournaments.players import EngineConfig
+from mallard.tournaments.records import Adjudication
+from mallard.tournaments.stats import Sprt
+from mallard.tournaments.storage import StorageError
+from mallard.tournaments.timecontrol import TimeControl
 
 _DEFAULT_VARIANT = DEFAULT_GAMES["uci"]
 _VARIANTS = [game.name for game in GAMES]  # the registry's order

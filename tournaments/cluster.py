@@ -1,7 +1,7 @@
 """Dask clusters for the match runner and the tools: `open_cluster(address)`.
 
-`Cluster.pool()` is a `engines.workpool.WorkPool` whose calls run on the workers (book chunks,
-self-play games); the match runner's executor is `tournaments.executors.DaskExecutor`.
+`Cluster.pool()` is a `mallard.engines.workpool.WorkPool` whose calls run on the workers (book chunks,
+self-play games); the match runner's executor is `mallard.tournaments.executors.DaskExecutor`.
 
 An address is `tcp://HOST:PORT` (a running `dask scheduler`; `tls://` works the same way) or
 `local[:N]` (a `LocalCluster` of N single-threaded worker processes on this machine, N defaulting
@@ -19,7 +19,7 @@ import importlib
 import os
 from typing import Any, Callable, Iterable, Iterator, Optional
 
-from engines.workpool import WorkPool
+from mallard.engines.workpool import WorkPool
 
 INSTALL_HINT = "the cluster needs the distributed package: pip install 'mallard[cluster]'"
 CONNECT_TIMEOUT_S = 10

@@ -8,7 +8,7 @@ are their own processes; the referee of each game is a thread with its own pool 
 processes, reused from game to game; a `StartGate` holds every game's first move while an engine
 of another game is still starting.
 
-`DaskExecutor` runs the games on a Dask cluster (`tournaments.cluster`): a job travels as its
+`DaskExecutor` runs the games on a Dask cluster (`mallard.tournaments.cluster`): a job travels as its
 dict, the record comes back as its dict. Each worker thread keeps one `EnginePool` per match
 (`_play_on_worker`), so engines are reused from game to game there too. A game whose worker dies
 is run again from its start by the scheduler on another worker; every start announces itself
@@ -28,10 +28,10 @@ import uuid
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Optional, Union
 
-from engines.timeman import freeze_long_lived_objects
-from tournaments.cluster import Cluster, ClusterError, distributed_module, open_cluster
-from tournaments.records import GameJob, GameRecord
-from tournaments.referee import (
+from mallard.engines.timeman import freeze_long_lived_objects
+from mallard.tournaments.cluster import Cluster, ClusterError, distributed_module, open_cluster
+from mallard.tournaments.records import GameJob, GameRecord
+from mallard.tournaments.referee import (
     DEFAULT_STALL_TIMEOUT_MS,
     EnginePool,
     StartGate,

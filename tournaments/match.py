@@ -28,16 +28,16 @@ from concurrent.futures import FIRST_COMPLETED, wait
 from dataclasses import dataclass, field
 from typing import Optional
 
-from engines.timeman import freeze_long_lived_objects
-from tournaments.cluster import ClusterError
-from tournaments.executors import DaskExecutor, Executor, LocalExecutor
-from tournaments.pgn import game_pgn
-from tournaments.players import EngineConfig, undeclared_options
-from tournaments.records import Adjudication, GameJob, GameRecord, Opening
-from tournaments.referee import DEFAULT_STALL_TIMEOUT_MS, load_rules
-from tournaments.schedule import Slot, make_schedule
-from tournaments.stats import PentaStats, Sprt, WdlStats
-from tournaments.storage import MatchStore, StorageError
+from mallard.engines.timeman import freeze_long_lived_objects
+from mallard.tournaments.cluster import ClusterError
+from mallard.tournaments.executors import DaskExecutor, Executor, LocalExecutor
+from mallard.tournaments.pgn import game_pgn
+from mallard.tournaments.players import EngineConfig, undeclared_options
+from mallard.tournaments.records import Adjudication, GameJob, GameRecord, Opening
+from mallard.tournaments.referee import DEFAULT_STALL_TIMEOUT_MS, load_rules
+from mallard.tournaments.schedule import Slot, make_schedule
+from mallard.tournaments.stats import PentaStats, Sprt, WdlStats
+from mallard.tournaments.storage import MatchStore, StorageError
 
 # Engine failures that end a match unless `recover` is on (a time loss does not).
 FATAL_FAILURES = ("disconnect", "startup")

@@ -16,8 +16,8 @@ import re
 from pathlib import Path
 from typing import Optional
 
-from engines.base import Game, GameError
-from tournaments.records import Opening
+from mallard.engines.base import Game, GameError
+from mallard.tournaments.records import Opening
 
 FORMATS = ("epd", "fen", "moves", "pgn")
 

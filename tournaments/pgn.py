@@ -10,8 +10,8 @@ are wrapped at 79 characters; a game ends with a blank line.
 
 from __future__ import annotations
 
-from engines import get_game
-from tournaments.records import GameRecord
+from mallard.engines import get_game
+from mallard.tournaments.records import GameRecord
 
 _RESULT_TOKENS = ("1-0", "0-1", "1/2-1/2", "*")
 

@@ -23,8 +23,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
-from engines import compile_cache
-from tournaments.timecontrol import Clock, TimeControl, go_fields, ugi_go_fields
+from mallard.engines import compile_cache
+from mallard.tournaments.timecontrol import Clock, TimeControl, go_fields, ugi_go_fields
 
 PROTOCOLS = ("uci", "ugi", "gtp")
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Optional
 
-from tournaments.players import EngineConfig
+from mallard.tournaments.players import EngineConfig
 
 SIDE_NAMES = ("White", "Black")
 

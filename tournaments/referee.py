@@ -16,9 +16,9 @@ import threading
 import time
 from typing import Optional
 
-from engines import find_game, get_game
-from engines.base import Game, GameError, GameResult, Position
-from tournaments.players import (
+from mallard.engines import find_game, get_game
+from mallard.engines.base import Game, GameError, GameResult, Position
+from mallard.tournaments.players import (
     EngineConfig,
     EngineDisconnected,
     EngineError,
@@ -26,8 +26,8 @@ from tournaments.players import (
     Player,
     Reply,
 )
-from tournaments.records import SIDE_NAMES, GameJob, GameRecord, MoveRecord
-from tournaments.timecontrol import Clock
+from mallard.tournaments.records import SIDE_NAMES, GameJob, GameRecord, MoveRecord
+from mallard.tournaments.timecontrol import Clock
 
 # How long past its clock (and margin) an engine may stay silent before it is killed: the time
 # loss itself is decided by the clock, this only bounds how long the runner waits for a reply.

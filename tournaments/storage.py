@@ -24,7 +24,7 @@ import sqlite3
 from pathlib import Path
 from typing import Callable, Optional
 
-from tournaments.records import GameRecord
+from mallard.tournaments.records import GameRecord
 
 SCHEMA_VERSION = 2  # 2: games.retries
 

@@ -8,7 +8,7 @@ would leave alone, so their static evaluation is what the search would use. Labe
 result for White (1, 1/2, 0). Whole games, chosen by the seed, are held out for validation.
 
 Model (Texel's): White's expected score is sigmoid(K * eval / 400) with sigmoid(x) =
-1 / (1 + 10^-x) and eval = features . weights (`engines.duck.evaluation`, linear in its
+1 / (1 + 10^-x) and eval = features . weights (`mallard.engines.duck.evaluation`, linear in its
 weights). K is fitted first, with the current weights; then the weights of the searched terms
 minimise the mean squared error between result and expected score, plus a ridge pull toward the
 current weights that keeps rarely seen features where they were (Gauss-Newton steps, exact
@@ -45,15 +45,20 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from engines.base import GameError
-from engines.duck import evaluation
-from engines.duck.board import KIND_EN_PASSANT, MOVE_KIND_SHIFT, MOVE_PROMO_SHIFT, MOVE_TO_SHIFT
-from engines.duck.rules import DuckGame
-from engines.duck.searcher import DEFAULT_TERMS
-from tournaments.players import EngineConfig, EngineError, Player
-from tournaments.records import GameRecord
-from tournaments.storage import StorageError, check_readable
-from tournaments.timecontrol import Clock
+from mallard.engines.base import GameError
+from mallard.engines.duck import evaluation
+from mallard.engines.duck.board import (
+    KIND_EN_PASSANT,
+    MOVE_KIND_SHIFT,
+    MOVE_PROMO_SHIFT,
+    MOVE_TO_SHIFT,
+)
+from mallard.engines.duck.rules import DuckGame
+from mallard.engines.duck.searcher import DEFAULT_TERMS
+from mallard.tournaments.players import EngineConfig, EngineError, Player
+from mallard.tournaments.records import GameRecord
+from mallard.tournaments.storage import StorageError, check_readable
+from mallard.tournaments.timecontrol import Clock
 
 SKIP_PLIES = 8  # after the opening: early positions say little about the result
 SQLITE_HEADER = b"SQLite format 3\0"

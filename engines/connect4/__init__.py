@@ -7,30 +7,36 @@ opening books the search probes), `book_kernels` and `book_builder` (making book
 (Pons' public test sets), `bench` (the benchmarks and the bench signature).
 """
 
-from engines.base import GameEntry
-from engines.connect4.rules import SEARCHER_OPTIONS, Connect4Game
+from mallard.engines.base import GameEntry
+from mallard.engines.connect4.rules import SEARCHER_OPTIONS, Connect4Game
 
 
 def _new_searcher(game, **options):
-    from engines.connect4.solver import Connect4Searcher  # numba: loaded with the first search
+    from mallard.engines.connect4.solver import (
+        Connect4Searcher,  # numba: loaded with the first search
+    )
 
     return Connect4Searcher(game, **options)
 
 
 def _prove(position, node_limit):
-    from engines.connect4.solver import prove  # numba: loaded with the first adjudication
+    from mallard.engines.connect4.solver import prove  # numba: loaded with the first adjudication
 
     return prove(position, node_limit)
 
 
 def _finish_warm_up():
-    from engines.connect4.book import default_book  # numba: the book module loads its kernels
+    from mallard.engines.connect4.book import (
+        default_book,  # numba: the book module loads its kernels
+    )
 
     default_book(7, 6)  # converts BitBully's book into the cache on first use
 
 
 def _bench():
-    from engines.connect4.bench import SIGNATURE  # numba: the bench module imports the search
+    from mallard.engines.connect4.bench import (
+        SIGNATURE,  # numba: the bench module imports the search
+    )
 
     return SIGNATURE
 

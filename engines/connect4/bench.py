@@ -1,4 +1,4 @@
-"""Connect Four benchmarks, computed here and printed by `protocol.bench` (`mallard bench
+"""Connect Four benchmarks, computed here and printed by `mallard.protocol.bench` (`mallard bench
 connect4`), and the game's bench signature.
 
 - The test sets (`solve_test_sets`): Pons' public sets solved through the `Solver` API with a
@@ -19,11 +19,11 @@ import time
 from dataclasses import dataclass
 from typing import Iterable, Iterator, Optional
 
-from engines.bench import BenchSignature
-from engines.connect4.book import Book, default_book
-from engines.connect4.rules import Connect4Game
-from engines.connect4.solver import Solver
-from engines.connect4.testsets import load
+from mallard.engines.bench import BenchSignature
+from mallard.engines.connect4.book import Book, default_book
+from mallard.engines.connect4.rules import Connect4Game
+from mallard.engines.connect4.solver import Solver
+from mallard.engines.connect4.testsets import load
 
 DEFAULT_LIMITS = {"Begin-Hard": 100}  # positions used of a set when no limit is given
 WARM_UP_MOVES = "2252576253462244111563365343671351441"

@@ -30,9 +30,9 @@ from typing import Optional
 
 import numpy as np
 
-from engines.compile_cache import in_background, notify
-from engines.connect4 import book_kernels as BK
-from engines.connect4 import kernels as K
+from mallard.engines.compile_cache import in_background, notify
+from mallard.engines.connect4 import book_kernels as BK
+from mallard.engines.connect4 import kernels as K
 
 BITBULLY_FILE = "bitbully-12ply-7x6-v2.npz"
 LEGACY_BITBULLY_FILES = ("bitbully-12ply-7x6.npz",)  # wrong conversions: never loaded
@@ -185,7 +185,7 @@ def convert_bitbully_in_background():
     None when there is nothing to convert. The caller waits for it before loading the book."""
     if (cache_dir() / BITBULLY_FILE).exists() or bitbully_source() is None:
         return None
-    return in_background("from engines.connect4.book import bitbully_book; bitbully_book()")
+    return in_background("from mallard.engines.connect4.book import bitbully_book; bitbully_book()")
 
 
 def bitbully_source() -> Optional[Path]:
@@ -254,7 +254,7 @@ def shipped_book(width: int, height: int) -> Optional[Book]:
     if name is None:
         return None
 
-    with as_file(files("engines.connect4").joinpath("data", name)) as path:
+    with as_file(files("mallard.engines.connect4").joinpath("data", name)) as path:
         if not path.exists():
             return None
         return _load_or_none(path, "solving without it (reinstall mallard to restore it)")

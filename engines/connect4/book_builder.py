@@ -17,11 +17,11 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from engines.connect4 import book_kernels as BK
-from engines.connect4 import kernels as K
-from engines.connect4.book import Book, built_book_path, cache_dir
-from engines.connect4.solver import Solver
-from engines.workpool import LocalPool, WorkPool
+from mallard.engines.connect4 import book_kernels as BK
+from mallard.engines.connect4 import kernels as K
+from mallard.engines.connect4.book import Book, built_book_path, cache_dir
+from mallard.engines.connect4.solver import Solver
+from mallard.engines.workpool import LocalPool, WorkPool
 
 CHUNK = 2000  # positions a worker solves per task (and per resumable file)
 

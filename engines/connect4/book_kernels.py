@@ -29,7 +29,7 @@ books are keyed by the canonical key of `cur + mask` (the smaller of the key and
 import numpy as np
 from numba import njit
 
-from engines.connect4.kernels import (
+from mallard.engines.connect4.kernels import (
     C_BOARD,
     C_BOTTOM,
     C_COLUMN,

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from engines.base import (
+from mallard.engines.base import (
     THREADS_OPTION,
     Game,
     GameResult,

@@ -4,7 +4,7 @@
 buffers), the transposition table and the book array. Scores follow Pons' convention (see
 `kernels.py`); `solve` is exact, a weak solve returns -1/0/1. `reset()` gives the next search a
 fresh table in O(1) (generation bump).
-The table is allocated and touched by `engines.tables` when the size is set (1..MAX_HASH_MB MB,
+The table is allocated and touched by `mallard.engines.tables` when the size is set (1..MAX_HASH_MB MB,
 and only what the machine's memory holds); a refused size keeps the old table.
 
 Threads: with `threads` > 1 every thread runs the same search (a solve or a null-window test),
@@ -25,13 +25,18 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from engines.base import GameResult, Limits, Score, Searcher, SearchInfo, SearchResult
-from engines.connect4 import kernels as K
-from engines.connect4.book import convert_bitbully_in_background, default_book
-from engines.connect4.rules import DEFAULT_HASH_MB, MAX_HASH_MB, Connect4Game, Connect4Position
-from engines.tables import install_hash_table
-from engines.timeman import clock_start, deadline
-from engines.watchdog import Watchdog, elapsed_ms
+from mallard.engines.base import GameResult, Limits, Score, Searcher, SearchInfo, SearchResult
+from mallard.engines.connect4 import kernels as K
+from mallard.engines.connect4.book import convert_bitbully_in_background, default_book
+from mallard.engines.connect4.rules import (
+    DEFAULT_HASH_MB,
+    MAX_HASH_MB,
+    Connect4Game,
+    Connect4Position,
+)
+from mallard.engines.tables import install_hash_table
+from mallard.engines.timeman import clock_start, deadline
+from mallard.engines.watchdog import Watchdog, elapsed_ms
 
 # below this, enhanced transposition cut-offs cost more than they save (measured)
 ETC_MIN_EMPTY = 14
@@ -64,7 +69,7 @@ class Solver:
         self.ctx[K.C_GEN] = 1
 
     def set_book(self, book) -> None:
-        """Use `book` (an `engines.connect4.book.Book` or None) inside the search."""
+        """Use `book` (an `mallard.engines.connect4.book.Book` or None) inside the search."""
         self.book = book
         if book is None:
             self.book_array = np.zeros(1, dtype=np.uint64)

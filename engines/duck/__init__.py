@@ -10,18 +10,18 @@ search the exception search must equal), `selfplay` (in-process matches between 
 of the engine), `bench` (the benchmarks and the bench signature).
 """
 
-from engines.base import GameEntry
-from engines.duck.rules import OPTIONS, DuckGame
+from mallard.engines.base import GameEntry
+from mallard.engines.duck.rules import OPTIONS, DuckGame
 
 
 def _new_searcher(game, **options):
-    from engines.duck.searcher import DuckSearcher  # numba: loaded with the first search
+    from mallard.engines.duck.searcher import DuckSearcher  # numba: loaded with the first search
 
     return DuckSearcher(game, **options)
 
 
 def _bench():
-    from engines.duck.bench import SIGNATURE  # numba: the bench module imports the search
+    from mallard.engines.duck.bench import SIGNATURE  # numba: the bench module imports the search
 
     return SIGNATURE
 

@@ -1,4 +1,4 @@
-"""Duck Chess benchmarks, computed here and printed by `protocol.bench` (`mallard bench duck`,
+"""Duck Chess benchmarks, computed here and printed by `mallard.protocol.bench` (`mallard bench duck`,
 `duck-perft`, `duck-match`), and the game's bench signature.
 
 - Perft timing (`time_perfts`): the start position at depth 3 and reference row 3 at depths 2
@@ -9,7 +9,7 @@
   and UCI `bench` compute through a protocol session.
 - The enumeration check (`enumeration_bench`): the full enumeration of (piece move, duck square)
   pairs against the exception search without quiescence, values compared.
-- Self-play (`self_play`): two evaluation configurations in process (`engines.duck.selfplay`).
+- Self-play (`self_play`): two evaluation configurations in process (`mallard.engines.duck.selfplay`).
 
 Timings are taken after a first small search or perft, so compiling (or loading the compiled
 code) is never timed. Each bench yields one record per row as it finishes.
@@ -21,14 +21,19 @@ import time
 from dataclasses import dataclass
 from typing import Iterable, Iterator, Optional
 
-from engines import bench
-from engines.base import Limits, Score
-from engines.bench import BenchSignature, PerftRow, PerftTiming
-from engines.duck.rules import DuckGame
-from engines.duck.searcher import DuckSearcher, SearchBuffers, enumeration_value, exception_value
-from engines.duck.selfplay import MatchResult, match
-from engines.duck.terms import parse_terms
-from engines.workpool import WorkPool
+from mallard.engines import bench
+from mallard.engines.base import Limits, Score
+from mallard.engines.bench import BenchSignature, PerftRow, PerftTiming
+from mallard.engines.duck.rules import DuckGame
+from mallard.engines.duck.searcher import (
+    DuckSearcher,
+    SearchBuffers,
+    enumeration_value,
+    exception_value,
+)
+from mallard.engines.duck.selfplay import MatchResult, match
+from mallard.engines.duck.terms import parse_terms
+from mallard.engines.workpool import WorkPool
 
 BENCH_HASH_MB = 64
 

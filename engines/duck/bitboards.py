@@ -22,7 +22,7 @@ import numpy as np
 from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 
-from engines.duck.board import BISHOP, BLACK_BIT, PAWN, ROOK
+from mallard.engines.duck.board import BISHOP, BLACK_BIT, PAWN, ROOK
 
 
 def _signed(word: int) -> int:

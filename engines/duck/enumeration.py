@@ -10,22 +10,22 @@ places the duck on each empty square except the one it stands on. Scores as in `
 import numpy as np
 from numba import njit
 
-from engines.duck.board import MAX_MOVES, MOVE_TO_SHIFT, S_DUCK, S_EP, S_KEY
-from engines.duck.evaluation import evaluate
-from engines.duck.kernels import (
+from mallard.engines.duck.board import MAX_MOVES, MOVE_TO_SHIFT, S_DUCK, S_EP, S_KEY
+from mallard.engines.duck.evaluation import evaluate
+from mallard.engines.duck.kernels import (
     drop_duck,
     generate_piece_moves,
     is_capture,
     pop_move,
     push_piece_move,
 )
-from engines.duck.search_kernels import (
+from mallard.engines.duck.search_kernels import (
     C_EVAL_TERMS,
     C_QUIESCENCE_PLY_LIMIT,
     leaf_value,
     terminal_score,
 )
-from engines.search_common import C_NODES, INF, MATE
+from mallard.engines.search_common import C_NODES, INF, MATE
 
 
 @njit(cache=True, nogil=True)

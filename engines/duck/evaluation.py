@@ -8,7 +8,7 @@ the state by make/unmake (S_PLACEMENT), as are the sets of occupied squares, Whi
 pawns, from which the other terms work (`bitboards`).
 
 Terms beyond material and placement are switched by the bit mask `terms` (the search passes its
-ctx[C_EVAL_TERMS]; the bits and their names are declared in `engines.duck.terms`) so that
+ctx[C_EVAL_TERMS]; the bits and their names are declared in `mallard.engines.duck.terms`) so that
 self-play matches can measure each one (`mallard bench duck-match`):
 TERM_MOBILITY (squares the knights, bishops, rooks and queens reach), TERM_KING_EXPOSURE (empty
 squares on the eight lines out of each king: with no check rule, every open line to the king is
@@ -30,9 +30,15 @@ every change of a weight.
 import numpy as np
 from numba import njit
 
-from engines.duck.bitboards import bit_square, knight_reach, lowest_index, slider_reach, square_bit
-from engines.duck.bitboards import pawn_structure as bitboard_pawns
-from engines.duck.board import (
+from mallard.engines.duck.bitboards import (
+    bit_square,
+    knight_reach,
+    lowest_index,
+    slider_reach,
+    square_bit,
+)
+from mallard.engines.duck.bitboards import pawn_structure as bitboard_pawns
+from mallard.engines.duck.board import (
     BISHOP,
     BLACK_BIT,
     KING,
@@ -48,7 +54,7 @@ from engines.duck.board import (
     S_WHITE,
     STEPS,
 )
-from engines.duck.terms import (
+from mallard.engines.duck.terms import (
     TERM_ENDGAME_KING,
     TERM_KING_EXPOSURE,
     TERM_LONE_KING,

@@ -20,8 +20,8 @@ Once a king is captured the position has no moves; a side with no move wins (see
 import numpy as np
 from numba import njit
 
-from engines.duck import bitboards
-from engines.duck.board import (
+from mallard.engines.duck import bitboards
+from mallard.engines.duck.board import (
     BISHOP,
     BISHOP_DIRECTIONS,
     BLACK_BIT,
@@ -84,7 +84,7 @@ from engines.duck.board import (
     Z_PIECE,
     Z_SIDE,
 )
-from engines.duck.evaluation import PIECE_SQUARE
+from mallard.engines.duck.evaluation import PIECE_SQUARE
 
 
 @njit(cache=True, nogil=True, _nrt=False)

@@ -14,8 +14,8 @@ import re
 
 import numpy as np
 
-from engines.base import MoveError, PositionError
-from engines.duck.board import (
+from mallard.engines.base import MoveError, PositionError
+from mallard.engines.duck.board import (
     BLACK_BIT,
     CASTLE_BK,
     CASTLE_BQ,
@@ -73,9 +73,11 @@ def _parse_counter(text: str, name: str) -> int:
 
 def parse_fen(text: str) -> np.ndarray:
     """The state array of a FEN; PositionError names the first problem found."""
-    from engines.duck.bitboards import board_sets  # numba: rules load the kernels on first use
-    from engines.duck.evaluation import placement_sum
-    from engines.duck.kernels import compute_key
+    from mallard.engines.duck.bitboards import (
+        board_sets,  # numba: rules load the kernels on first use
+    )
+    from mallard.engines.duck.evaluation import placement_sum
+    from mallard.engines.duck.kernels import compute_key
 
     if not isinstance(text, str) or not text.strip():
         raise PositionError("empty FEN")

@@ -29,10 +29,10 @@ loaded from the cache).
 
 from numba import njit
 
-from engines.duck.bitboards import square_bit
-from engines.duck.board import MAX_MOVES, MOVE_PROMO_SHIFT, S_DUCK, S_HALFMOVE, S_KEY
-from engines.duck.kernels import generate_piece_moves, is_capture, pop_move, push_piece_move
-from engines.duck.search_kernels import (
+from mallard.engines.duck.bitboards import square_bit
+from mallard.engines.duck.board import MAX_MOVES, MOVE_PROMO_SHIFT, S_DUCK, S_HALFMOVE, S_KEY
+from mallard.engines.duck.kernels import generate_piece_moves, is_capture, pop_move, push_piece_move
+from mallard.engines.duck.search_kernels import (
     C_DRAWS,
     C_PV_MEMORY,
     C_RE,
@@ -54,7 +54,7 @@ from engines.duck.search_kernels import (
     search,
     terminal_score,
 )
-from engines.search_common import C_ABORTED, C_SELDEPTH, INF, MATE, count_node, pick_best
+from mallard.engines.search_common import C_ABORTED, C_SELDEPTH, INF, MATE, count_node, pick_best
 
 FIXED_ATTEMPTS = 2  # duck squares a principal-variation reply is tried with (`fixed_child`)
 

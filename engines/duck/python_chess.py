@@ -5,7 +5,7 @@ its `Board` and `Move` classes. This module gives it Duck Chess without changing
 
 - `DuckMove` is a `chess.Move` that also carries the duck's square; `uci()` is Fairy-Stockfish's
   `e2e4,e4d5` (`b7b8q,b8a1`, castling as the king's move `e1g1,g1e1`).
-- `DuckBoard` is a `chess.Board` whose rules are ours (`engines.duck.rules`), never python-chess's
+- `DuckBoard` is a `chess.Board` whose rules are ours (`mallard.engines.duck.rules`), never python-chess's
   chess legality: no check, a captured king loses, a side without a move wins (fowling), the
   50-move rule and threefold repetition (the duck's square counted) are draws a player may claim.
   Its class attribute `uci_variant = "duck"` makes `chess.engine` send `UCI_Variant duck`, and
@@ -36,10 +36,18 @@ import chess.pgn
 import chess.svg
 import chess.variant
 
-from engines.base import MoveError, PositionError
-from engines.duck import notation
-from engines.duck.board import S_CASTLE, S_DUCK, S_EP, S_FULLMOVE, S_HALFMOVE, S_SIDE, with_duck
-from engines.duck.rules import DuckGame, DuckPosition
+from mallard.engines.base import MoveError, PositionError
+from mallard.engines.duck import notation
+from mallard.engines.duck.board import (
+    S_CASTLE,
+    S_DUCK,
+    S_EP,
+    S_FULLMOVE,
+    S_HALFMOVE,
+    S_SIDE,
+    with_duck,
+)
+from mallard.engines.duck.rules import DuckGame, DuckPosition
 
 VARIANT = "duck"
 _GAME = DuckGame()
@@ -110,7 +118,7 @@ class DuckMove(chess.Move):
 
 
 def _duck_move(move: int) -> DuckMove:
-    """The `DuckMove` of a full move in the encoding of `engines.duck.board`."""
+    """The `DuckMove` of a full move in the encoding of `mallard.engines.duck.board`."""
     promotion = (move >> 14) & 7
     duck = (move >> 20) & 0x7F
     return DuckMove(_SQUARE_64[move & 0x7F], _SQUARE_64[(move >> 7) & 0x7F],
@@ -187,7 +195,7 @@ class _DuckLegalMoves(chess.LegalMoveGenerator):
 # --- the board -----------------------------------------------------------------------------------
 
 class DuckBoard(chess.Board):
-    """A `chess.Board` playing Duck Chess by the rules of `engines.duck` (see the module text).
+    """A `chess.Board` playing Duck Chess by the rules of `mallard.engines.duck` (see the module text).
 
     `duck` is the duck's square (`None` before the first move); the FEN writes it `*`.
     """
@@ -248,7 +256,7 @@ class DuckBoard(chess.Board):
         return rules
 
     def _load(self, state) -> None:
-        """Sets every field from a state array of `engines.duck.board`."""
+        """Sets every field from a state array of `mallard.engines.duck.board`."""
         board = state[:128].tolist()
         bitboards = [0] * 7
         colours = [0, 0]

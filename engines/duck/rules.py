@@ -17,7 +17,7 @@ from typing import Optional
 
 import numpy as np
 
-from engines.base import (
+from mallard.engines.base import (
     THREADS_OPTION,
     Game,
     GameResult,
@@ -26,8 +26,8 @@ from engines.base import (
     Position,
     PositionError,
 )
-from engines.duck import notation
-from engines.duck.board import (
+from mallard.engines.duck import notation
+from mallard.engines.duck.board import (
     MAX_MOVES,
     MAX_PLY,
     MOVE_DUCK,
@@ -82,7 +82,7 @@ OPTIONS = (  # applied to a `searcher.DuckSearcher`
 
 def _kernels():
     # numba: the registry imports the rules, and listing the games must not load the compiler
-    from engines.duck import kernels
+    from mallard.engines.duck import kernels
 
     return kernels
 

@@ -58,7 +58,7 @@ scores.
 With every bit off the search is exact: it equals the full (piece move, duck square) enumeration
 (`enumeration`).
 
-Threads: helpers search the same root on a shared table (lazy SMP, `engines.driver`) and split
+Threads: helpers search the same root on a shared table (lazy SMP, `mallard.engines.driver`) and split
 the work as ABDADA does: a node defers a move whose child another thread is searching to a
 second pass over its moves (`busy`, BUSY_SLOTS). The order of moves changes, never what a node
 may conclude from them; with ctx[C_BUSY_MASK] 0 (one thread) nothing is deferred. A mark carries
@@ -87,7 +87,7 @@ which no move has been found yet; one left at the end means S cannot move there:
 import numpy as np
 from numba import njit
 
-from engines.duck.bitboards import (
+from mallard.engines.duck.bitboards import (
     KING_TARGETS,
     KNIGHT_TARGETS,
     PAWN_CAPTURES,
@@ -96,7 +96,7 @@ from engines.duck.bitboards import (
     slider_attacks,
     square_bit,
 )
-from engines.duck.board import (
+from mallard.engines.duck.board import (
     KIND_EN_PASSANT,
     MAX_MOVES,
     MOVE_KIND_SHIFT,
@@ -112,8 +112,8 @@ from engines.duck.board import (
     S_SIDE,
     STEPS,
 )
-from engines.duck.evaluation import PIECE_VALUES, evaluate
-from engines.duck.kernels import (
+from mallard.engines.duck.evaluation import PIECE_VALUES, evaluate
+from mallard.engines.duck.kernels import (
     generate_captures,
     generate_piece_moves,
     has_piece_move,
@@ -127,7 +127,7 @@ from engines.duck.kernels import (
     push_pass,
     push_piece_move,
 )
-from engines.search_common import (
+from mallard.engines.search_common import (
     C_ABORTED,
     C_NODES,
     C_SELDEPTH,
@@ -144,7 +144,7 @@ NO_MOVE = -31000
 EXCLUDED_SCORE = 31500   # above every score: the square a node leaves out (C_EXCLUDED)
 MAX_SEARCH_PLY = 120
 
-# ctx layout: the header of engines.search_common (C_NODES, C_ABORTED, C_NODE_LIMIT,
+# ctx layout: the header of mallard.engines.search_common (C_NODES, C_ABORTED, C_NODE_LIMIT,
 # C_SELDEPTH), then
 C_QSEARCH, C_TT_MASK, C_TT_SAME_DEPTH, C_SELECTIVITY = 4, 5, 6, 7
 C_RX, C_RE, C_RX2, C_QUIESCENCE_PLY_LIMIT, C_EVAL_TERMS, C_QNODES = 8, 9, 10, 11, 12, 13

@@ -1,9 +1,9 @@
 """The Duck Chess engine behind the common interface: the exception search under the search driver.
 
-`DuckSearcher.search` runs the driver's iterative deepening (`engines.driver.deepen`: aspiration
+`DuckSearcher.search` runs the driver's iterative deepening (`mallard.engines.driver.deepen`: aspiration
 windows, MultiPV, the watchdog and the reports) over `DuckRoot`, the root of
 `pv_kernels.search_root` from one position. On a clock it manages its time
-(`engines.timeman.TimeUse`): it stops deepening early when the best move is stable and thinks
+(`mallard.engines.timeman.TimeUse`): it stops deepening early when the best move is stable and thinks
 longer, up to `MAX_STRETCH` budgets, when it changes or the score falls.
 
 The move played carries the duck square the root search chose (each root move's tag, see
@@ -20,12 +20,12 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from engines.base import Limits, Score, Searcher, SearchInfo, SearchResult
-from engines.driver import RootSearch, deepen
-from engines.duck import kernels as K
-from engines.duck import pv_kernels as PV
-from engines.duck import search_kernels as SK
-from engines.duck.board import (
+from mallard.engines.base import Limits, Score, Searcher, SearchInfo, SearchResult
+from mallard.engines.driver import RootSearch, deepen
+from mallard.engines.duck import kernels as K
+from mallard.engines.duck import pv_kernels as PV
+from mallard.engines.duck import search_kernels as SK
+from mallard.engines.duck.board import (
     MAX_MOVES,
     MAX_PLY,
     PIECE_MOVE_MASK,
@@ -35,9 +35,9 @@ from engines.duck.board import (
     UNDO_SIZE,
     with_duck,
 )
-from engines.duck.rules import DEFAULT_HASH_MB, MAX_HASH_MB, SELECTIVE_PIECES
-from engines.duck.terms import TERM_LONE_KING, TERM_MOBILITY, TERM_PAWNS
-from engines.search_common import (
+from mallard.engines.duck.rules import DEFAULT_HASH_MB, MAX_HASH_MB, SELECTIVE_PIECES
+from mallard.engines.duck.terms import TERM_LONE_KING, TERM_MOBILITY, TERM_PAWNS
+from mallard.engines.search_common import (
     C_ABORTED,
     C_NODE_LIMIT,
     C_NODES,
@@ -47,9 +47,9 @@ from engines.search_common import (
     new_stop_array,
     to_score,
 )
-from engines.tables import ThreadTable, hashfull, install_hash_table
-from engines.timeman import clock_start
-from engines.watchdog import elapsed_ms
+from mallard.engines.tables import ThreadTable, hashfull, install_hash_table
+from mallard.engines.timeman import clock_start
+from mallard.engines.watchdog import elapsed_ms
 
 # mobility, pawn structure and the lone king: the terms self-play showed to gain (README,
 # "Evaluation terms" and "Endgames")
@@ -174,7 +174,7 @@ def enumeration_value(position, depth: int, quiescence: bool, quiescence_ply_lim
                       eval_terms: int = DEFAULT_TERMS) -> tuple[int, int]:
     """(value, nodes) of the plain search over every (piece move, duck square) pair."""
     # the full-enumeration oracle, for the bench and the tests: a search never loads it
-    from engines.duck.enumeration import enumerate_search
+    from mallard.engines.duck.enumeration import enumerate_search
 
     buffers = SearchBuffers(1)
     buffers.start(quiescence=quiescence, quiescence_ply_limit=quiescence_ply_limit,
@@ -284,7 +284,7 @@ class DuckSearcher(Searcher):
         self.buffers.set_hash(hash_mb)
 
     def set_threads(self, threads: int) -> None:
-        """Search on `threads` threads sharing the table (lazy SMP, `engines.driver`); a search
+        """Search on `threads` threads sharing the table (lazy SMP, `mallard.engines.driver`); a search
         with a node limit stays on one, so that it is repeatable."""
         self.helpers = [SearchBuffers(table_of=self.buffers) for _ in range(max(1, threads) - 1)]
 

@@ -15,10 +15,10 @@ import random
 from dataclasses import dataclass
 from typing import Optional
 
-from engines.base import Limits
-from engines.duck.rules import DuckGame
-from engines.duck.searcher import DuckSearcher
-from engines.workpool import LocalPool, WorkPool
+from mallard.engines.base import Limits
+from mallard.engines.duck.rules import DuckGame
+from mallard.engines.duck.searcher import DuckSearcher
+from mallard.engines.workpool import LocalPool, WorkPool
 
 
 def random_opening(game, rng: random.Random, plies: int):

@@ -7,30 +7,30 @@ alpha-beta search), `searcher` (the game-interface searcher, which asks the prov
 benchmarks and the bench signature).
 """
 
-from engines.base import GameEntry
-from engines.uttt.rules import SEARCHER_OPTIONS, UtttGame
+from mallard.engines.base import GameEntry
+from mallard.engines.uttt.rules import SEARCHER_OPTIONS, UtttGame
 
 
 def _new_searcher(game, **options):
-    from engines.uttt.searcher import UtttSearcher  # numba: loaded with the first search
+    from mallard.engines.uttt.searcher import UtttSearcher  # numba: loaded with the first search
 
     return UtttSearcher(game, **options)
 
 
 def _prove(position, node_limit):
-    from engines.uttt.prover import prove  # numba: loaded with the first adjudication
+    from mallard.engines.uttt.prover import prove  # numba: loaded with the first adjudication
 
     return prove(position, node_limit)
 
 
 def _finish_warm_up():
-    from engines.uttt.searcher import wait_for_prover_code  # numba: imports the search
+    from mallard.engines.uttt.searcher import wait_for_prover_code  # numba: imports the search
 
     wait_for_prover_code()  # a first start compiles the prover in a helper process
 
 
 def _bench():
-    from engines.uttt.bench import SIGNATURE  # numba: the bench module imports the search
+    from mallard.engines.uttt.bench import SIGNATURE  # numba: the bench module imports the search
 
     return SIGNATURE
 

@@ -1,4 +1,4 @@
-"""Ultimate Tic-Tac-Toe benchmarks, computed here and printed by `protocol.bench` (`mallard bench
+"""Ultimate Tic-Tac-Toe benchmarks, computed here and printed by `mallard.protocol.bench` (`mallard bench
 uttt`), and the game's bench signature. Every random position is drawn from
 `random.Random(seed)`, so a run is repeatable.
 
@@ -26,10 +26,10 @@ import random
 from dataclasses import dataclass
 from typing import Iterable, Iterator, Optional
 
-from engines import bench
-from engines.bench import BenchSignature, PerftRow, PerftTiming
-from engines.uttt.prover import ProofOutcome, Prover
-from engines.uttt.rules import UtttGame, UtttPosition
+from mallard.engines import bench
+from mallard.engines.bench import BenchSignature, PerftRow, PerftTiming
+from mallard.engines.uttt.prover import ProofOutcome, Prover
+from mallard.engines.uttt.rules import UtttGame, UtttPosition
 
 MID_GAME = ("X;...@.....;.XO....../...O....O/...X..X.X/...O.X.O./.......O./..O....../"
             "O.O....../.X.XX..../X.....XO.")

@@ -23,7 +23,7 @@ Terms, each computed for X and for O and taken as X minus O (then negated when O
 import numpy as np
 from numba import njit
 
-from engines.uttt.board import (
+from mallard.engines.uttt.board import (
     FULL,
     LINES,
     POPCOUNT,

@@ -12,7 +12,7 @@ for P or closed, when P has any critical board at all.
 import numpy as np
 from numba import njit
 
-from engines.uttt.board import (
+from mallard.engines.uttt.board import (
     DRAWN,
     FULL,
     HAS_LINE,

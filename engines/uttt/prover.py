@@ -48,13 +48,13 @@ from typing import Optional, Union
 
 import numpy as np
 
-from engines.base import GameResult
-from engines.tables import install_hash_table
-from engines.uttt import kernels as K
-from engines.uttt import prover_kernels as PK
-from engines.uttt.board import DRAWN, O_WON, RESULT_NONE, S_RESULT, S_SIDE, X_WON
-from engines.uttt.rules import MAX_HASH_MB, SIDES, UtttGame, UtttPosition
-from engines.watchdog import Watchdog
+from mallard.engines.base import GameResult
+from mallard.engines.tables import install_hash_table
+from mallard.engines.uttt import kernels as K
+from mallard.engines.uttt import prover_kernels as PK
+from mallard.engines.uttt.board import DRAWN, O_WON, RESULT_NONE, S_RESULT, S_SIDE, X_WON
+from mallard.engines.uttt.rules import MAX_HASH_MB, SIDES, UtttGame, UtttPosition
+from mallard.engines.watchdog import Watchdog
 
 VISITED_START_BITS = 20
 VISITED_MAX_BITS = 27

@@ -64,7 +64,7 @@ later search finds again.
 import numpy as np
 from numba import njit
 
-from engines.uttt.board import (
+from mallard.engines.uttt.board import (
     FULL,
     LINES,
     POPCOUNT,
@@ -79,7 +79,7 @@ from engines.uttt.board import (
     S_X,
     STATE_SIZE,
 )
-from engines.uttt.kernels import (
+from mallard.engines.uttt.kernels import (
     closed_boards,
     copy_state,
     critical_boards,

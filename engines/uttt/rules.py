@@ -21,7 +21,7 @@ from typing import Iterable, Optional
 
 import numpy as np
 
-from engines.base import (
+from mallard.engines.base import (
     THREADS_OPTION,
     Game,
     GameResult,
@@ -30,7 +30,7 @@ from engines.base import (
     Position,
     PositionError,
 )
-from engines.uttt.board import (
+from mallard.engines.uttt.board import (
     DRAWN,
     FULL,
     HAS_LINE,
@@ -65,7 +65,7 @@ SEARCHER_OPTIONS = (  # applied to a `searcher.UtttSearcher`
 
 def _kernels():
     # numba: the registry imports the rules, and listing the games must not load the compiler
-    from engines.uttt import kernels
+    from mallard.engines.uttt import kernels
 
     return kernels
 

@@ -21,7 +21,7 @@ whose depth is below their own open cells; the children of an exhaustive node ar
 depth is at least the node's open cells). A root searched to at least its open cells is thus an
 exact minimax of the game, draws and mate distances included, whatever the table holds.
 
-Threads: helpers search the same root on the shared table (lazy SMP, `engines.driver`) and split
+Threads: helpers search the same root on the shared table (lazy SMP, `mallard.engines.driver`) and split
 the work as ABDADA does (`busy`, BUSY_SLOTS, below); with ctx[C_BUSY_MASK] 0 nothing is deferred.
 
 The table: buckets of two entries (key, data), the first kept for the deeper search, the second
@@ -33,13 +33,13 @@ wrote at once does not answer for the key (`tt_find`).
 Windows are fail-soft. The caller's `stop` array (element 0 non-zero) and the node limit are
 polled every POLL_MASK + 1 nodes; an aborted search returns 0 everywhere and must be ignored.
 Each recursive kernel calls itself from one place: numba types the whole function again for every
-recursive call site it resolves (see engines.compile_cache for how calls are typed).
+recursive call site it resolves (see mallard.engines.compile_cache for how calls are typed).
 """
 
 import numpy as np
 from numba import njit
 
-from engines.search_common import (
+from mallard.engines.search_common import (
     C_ABORTED,
     C_SELDEPTH,
     INF,
@@ -49,7 +49,7 @@ from engines.search_common import (
     score_from_table,
     score_to_table,
 )
-from engines.uttt.board import (
+from mallard.engines.uttt.board import (
     DRAWN,
     FULL,
     HAS_LINE,
@@ -62,8 +62,8 @@ from engines.uttt.board import (
     STATE_SIZE,
     WINNING_CELLS,
 )
-from engines.uttt.evaluation import evaluate
-from engines.uttt.kernels import (
+from mallard.engines.uttt.evaluation import evaluate
+from mallard.engines.uttt.kernels import (
     closed_boards,
     copy_state,
     count_open_cells,
@@ -76,7 +76,7 @@ from engines.uttt.kernels import (
 MATE_BOUND = MATE - 200
 MAX_PLY = 96  # rows of the stack beyond the root: a game has at most 81 moves
 
-# ctx layout: the header of engines.search_common (C_NODES, C_ABORTED, C_NODE_LIMIT,
+# ctx layout: the header of mallard.engines.search_common (C_NODES, C_ABORTED, C_NODE_LIMIT,
 # C_SELDEPTH), then
 C_TT_MASK, C_GEN, C_LMR = 4, 5, 6
 C_BUSY_MASK = 7                      # threads: the mask of `busy` (0: no other thread searches)

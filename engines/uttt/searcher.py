@@ -1,8 +1,8 @@
 """The Ultimate Tic-Tac-Toe playing engine behind the common interface: `UtttSearcher`.
 
-`UtttSearcher.search` first asks the df-pn prover (`engines.uttt.prover`)
+`UtttSearcher.search` first asks the df-pn prover (`mallard.engines.uttt.prover`)
 for the game-theoretic value of the root, with a small share of the budget (a larger one when
-few cells are open), then runs the driver's iterative deepening (`engines.driver.deepen`:
+few cells are open), then runs the driver's iterative deepening (`mallard.engines.driver.deepen`:
 aspiration windows, MultiPV, the watchdog and the reports) over `UtttRoot`, the root of
 `search_kernels.search_root`. Depth 1 is always finished, whatever the limits (it takes well
 under a millisecond), so a stopped search still plays a move that does not allow a win at once;
@@ -32,10 +32,10 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from engines import compile_cache
-from engines.base import GameError, Limits, Score, Searcher, SearchInfo, SearchResult
-from engines.driver import RootSearch, deepen
-from engines.search_common import (
+from mallard.engines import compile_cache
+from mallard.engines.base import GameError, Limits, Score, Searcher, SearchInfo, SearchResult
+from mallard.engines.driver import RootSearch, deepen
+from mallard.engines.search_common import (
     C_ABORTED,
     C_NODE_LIMIT,
     C_NODES,
@@ -45,14 +45,14 @@ from engines.search_common import (
     new_stop_array,
     to_score,
 )
-from engines.tables import ThreadTable, check_hash_mb, hashfull, install_hash_table
-from engines.timeman import clock_start, deadline, move_budget_ms
-from engines.uttt import kernels as K
-from engines.uttt import search_kernels as SK
-from engines.uttt.board import MAX_MOVES
-from engines.uttt.prover import Prover
-from engines.uttt.rules import DEFAULT_HASH_MB, MAX_HASH_MB, UtttGame
-from engines.watchdog import Watchdog, elapsed_ms
+from mallard.engines.tables import ThreadTable, check_hash_mb, hashfull, install_hash_table
+from mallard.engines.timeman import clock_start, deadline, move_budget_ms
+from mallard.engines.uttt import kernels as K
+from mallard.engines.uttt import search_kernels as SK
+from mallard.engines.uttt.board import MAX_MOVES
+from mallard.engines.uttt.prover import Prover
+from mallard.engines.uttt.rules import DEFAULT_HASH_MB, MAX_HASH_MB, UtttGame
+from mallard.engines.watchdog import Watchdog, elapsed_ms
 
 MAX_DEPTH = 82
 ASPIRATION = 50
@@ -88,7 +88,7 @@ def _compile_prover_in_background() -> None:
     def compile_then_load() -> None:
         try:
             helper = compile_cache.in_background(
-                "from engines.uttt.searcher import warm_up_prover; warm_up_prover()")
+                "from mallard.engines.uttt.searcher import warm_up_prover; warm_up_prover()")
             if helper is not None:
                 helper.wait()
             warm_up_prover()  # loads what the helper cached (or compiles it here, off any search)
@@ -227,7 +227,7 @@ class UtttRoot(RootSearch):
         self.ctx, self.stop = self.buffers.ctx, self.buffers.stop
         self.key = position.key()
         self.open_cells = open_cells
-        self.depth_offset = depth_offset  # a helper thread's (`engines.driver`)
+        self.depth_offset = depth_offset  # a helper thread's (`mallard.engines.driver`)
 
     def depth_for_mate(self, mate: int) -> int:
         return 2 * mate - 1
@@ -294,7 +294,7 @@ class UtttSearcher(Searcher):
             raise
 
     def set_threads(self, threads: int) -> None:
-        """Search on `threads` threads sharing the table (lazy SMP, `engines.driver`), and prove
+        """Search on `threads` threads sharing the table (lazy SMP, `mallard.engines.driver`), and prove
         on as many (`Prover`'s threads); a search with a node limit stays on one thread, prover
         included (it stays repeatable)."""
         self.helpers = [SearchBuffers(table_of=self.buffers) for _ in range(max(1, threads) - 1)]

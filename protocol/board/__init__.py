@@ -30,14 +30,14 @@ def missing_dependency() -> Optional[str]:
 
 def default_engine() -> list[str]:
     """`mallard uci`, as this Python runs it (works from a checkout as well as installed)."""
-    return [sys.executable, "-m", "protocol.cli", "uci"]
+    return [sys.executable, "-m", "mallard.protocol.cli", "uci"]
 
 
 def serve(host: str, port: int, engine: Optional[str], open_browser: bool) -> int:
     # imported on use: the web stack is an optional extra
     import uvicorn
 
-    from protocol.board.app import create_app
+    from mallard.protocol.board.app import create_app
 
     command = shlex.split(engine) if engine else default_engine()
     app = create_app(command)

@@ -19,7 +19,7 @@ from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from protocol.board.session import BoardSession
+from mallard.protocol.board.session import BoardSession
 
 STATIC = Path(__file__).resolve().parent / "static"
 DEFAULT_VARIANT = "duck"

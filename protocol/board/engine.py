@@ -1,6 +1,6 @@
 """One UCI engine subprocess for one board page, driven through the match runner's player code.
 
-`EngineLink` starts the engine with `tournaments.players.UciPlayer` (the handshake, the variant)
+`EngineLink` starts the engine with `mallard.tournaments.players.UciPlayer` (the handshake, the variant)
 and then reads its output on a thread of its own, so that `info` lines reach the page as they
 come. Searches are queued in the order they were sent: a UCI engine answers them in that order,
 so every `info` line belongs to the oldest search without a `bestmove` yet, and each `bestmove`
@@ -19,7 +19,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
-from tournaments.players import EngineConfig, EngineError, UciPlayer
+from mallard.tournaments.players import EngineConfig, EngineError, UciPlayer
 
 SCORE_BOUNDS = ("lowerbound", "upperbound")
 

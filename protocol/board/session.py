@@ -19,10 +19,10 @@ import json
 import time
 from typing import Any, Callable, Optional
 
-from engines import find_game
-from engines.base import GameError, MoveError, Position, PositionError
-from protocol.board.engine import EngineLink, Search
-from protocol.board.view import (
+from mallard.engines import find_game
+from mallard.engines.base import GameError, MoveError, Position, PositionError
+from mallard.protocol.board.engine import EngineLink, Search
+from mallard.protocol.board.view import (
     SIDE_LABELS,
     BoardMove,
     board_view,
@@ -32,7 +32,7 @@ from protocol.board.view import (
     read_pgn,
     result_text,
 )
-from tournaments.players import EngineError
+from mallard.tournaments.players import EngineError
 
 MAX_MESSAGE = 256 * 1024  # characters; a PGN of a long game is far smaller
 ANALYSIS_LINES = {"duck": 3, "uttt": 3}  # Connect Four: one line per column

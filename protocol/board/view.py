@@ -17,10 +17,10 @@ import datetime
 import re
 from typing import Optional
 
-from engines.base import Game, GameError, GameResult, MoveError, Position, PositionError
-from tournaments.pgn import game_pgn
-from tournaments.players import EngineConfig
-from tournaments.records import SIDE_NAMES, GameJob, GameRecord, MoveRecord, Opening
+from mallard.engines.base import Game, GameError, GameResult, MoveError, Position, PositionError
+from mallard.tournaments.pgn import game_pgn
+from mallard.tournaments.players import EngineConfig
+from mallard.tournaments.records import SIDE_NAMES, GameJob, GameRecord, MoveRecord, Opening
 
 SIDE_LABELS = {"duck": ("White", "Black"), "cfour": ("Yellow", "Red"), "uttt": ("X", "O")}
 CFOUR_SEQUENCE = re.compile(r"^[1-9]+$")
@@ -125,7 +125,7 @@ class BoardMove(MoveRecord):
 
 def export_pgn(game: Game, root: Position, moves: list[BoardMove], names: tuple[str, str],
                started_at: str) -> str:
-    """The game as the match runner writes it (tournaments.pgn.game_pgn)."""
+    """The game as the match runner writes it (mallard.tournaments.pgn.game_pgn)."""
     position = root
     for move in moves:
         position = position.play(position.parse_move(move.text))

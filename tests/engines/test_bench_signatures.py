@@ -2,7 +2,7 @@
 
 Each game's signature is the node total of its fixed positions searched to a fixed depth from an
 empty table (`engines/<game>/bench.py`, `SIGNATURE`), run as a client's `go depth N` runs
-(`protocol.signature`). It changes exactly when a search changes what it visits: a commit that
+(`mallard.protocol.signature`). It changes exactly when a search changes what it visits: a commit that
 changes a search must state the new signature in its message and update `SIGNATURES` here (a
 change that was meant to keep the search as it was must leave them unchanged). They are the
 numbers `mallard bench` and UCI `bench` print.
@@ -14,12 +14,12 @@ import io
 
 import pytest
 
-from engines import GAMES, find_game
-from engines.bench import BenchSignature
-from protocol import cli
-from protocol.io import Output
-from protocol.signature import run_signature
-from protocol.uci import UciFrontEnd
+from mallard.engines import GAMES, find_game
+from mallard.engines.bench import BenchSignature
+from mallard.protocol import cli
+from mallard.protocol.io import Output
+from mallard.protocol.signature import run_signature
+from mallard.protocol.uci import UciFrontEnd
 
 SIGNATURES = {"cfour": 24948156, "duck": 689701, "uttt": 6832056}
 
@@ -42,7 +42,7 @@ def test_signature(variant):
 
 
 def test_a_failing_search_fails_the_bench_instead_of_counting_no_nodes(capsys, monkeypatch):
-    from engines.duck.searcher import DuckSearcher
+    from mallard.engines.duck.searcher import DuckSearcher
 
     def broken(*args, **kwargs):
         raise ZeroDivisionError("broken search")

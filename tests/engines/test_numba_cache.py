@@ -9,17 +9,17 @@ from pathlib import Path
 
 import pytest
 
-import engines
-from engines import compile_cache
-from engines.compile_cache import NO_PREBUILT
+import mallard.engines
+from mallard.engines import compile_cache
+from mallard.engines.compile_cache import NO_PREBUILT
 
 
 def test_cache_directory_follows_the_engine_sources(tmp_path, monkeypatch):
     monkeypatch.setenv("MALLARD_CACHE", str(tmp_path / "cache"))
-    first = engines._numba_cache_dir()
+    first = mallard.engines._numba_cache_dir()
     assert first.parent == tmp_path / "cache" / "numba" and len(first.name) == 16
-    assert engines._numba_cache_dir() == first  # stable while nothing changes
-    package = Path(engines.__file__).parent
+    assert mallard.engines._numba_cache_dir() == first  # stable while nothing changes
+    package = Path(mallard.engines.__file__).parent
     copy = tmp_path / "engines"
     shutil.copytree(package, copy,
                     ignore=shutil.ignore_patterns("__pycache__", "*.npz", "Test_*"))
@@ -31,8 +31,8 @@ def test_cache_directory_follows_the_engine_sources(tmp_path, monkeypatch):
 
 
 def _cache_dir_of(package: Path, monkeypatch) -> Path:
-    monkeypatch.setattr(engines, "__file__", str(package / "__init__.py"))
-    return engines._numba_cache_dir()
+    monkeypatch.setattr(mallard.engines, "__file__", str(package / "__init__.py"))
+    return mallard.engines._numba_cache_dir()
 
 
 # --- code compiled when the package was built (setup.py) -----------------------------------------
@@ -40,14 +40,14 @@ def _cache_dir_of(package: Path, monkeypatch) -> Path:
 def _installed_copy(tmp_path: Path) -> Path:
     """The packages as an install elsewhere holds them: sources and the build's compiled code,
     every file with a new time (as pip gives the files of a wheel)."""
-    prebuilt = compile_cache.PREBUILT_DIR / engines._numba_cache_dir().name
+    prebuilt = compile_cache.PREBUILT_DIR / mallard.engines._numba_cache_dir().name
     if not prebuilt.is_dir():
         pytest.skip("no code compiled ahead of time for these sources: this tree was not "
                     "installed with `pip install` (or was, with MALLARD_SKIP_PREBUILD set)")
     site = tmp_path / "site"
-    root = Path(engines.__file__).resolve().parent.parent
+    root = Path(mallard.engines.__file__).resolve().parent.parent
     for package in ("engines", "protocol", "tournaments"):
-        shutil.copytree(root / package, site / package,
+        shutil.copytree(root / package, site / "mallard" / package,
                         ignore=shutil.ignore_patterns("__pycache__"), copy_function=shutil.copy)
     return site
 
@@ -60,13 +60,13 @@ def _installed_env(site: Path, cache: Path, **extra_env: str) -> dict:
 
 def _first_run(site: Path, cache: Path, **extra_env: str):
     env = _installed_env(site, cache, **extra_env)
-    where = subprocess.run([sys.executable, "-c", "import engines; print(engines.__file__)"],
+    where = subprocess.run([sys.executable, "-c", "import mallard.engines; print(mallard.engines.__file__)"],
                            capture_output=True, text=True, env=env, cwd=site, timeout=120)
-    assert Path(where.stdout.strip()).parent == site / "engines", where.stderr
-    perft = subprocess.run([sys.executable, "-m", "protocol.cli", "perft", "uttt", "2"],
+    assert Path(where.stdout.strip()).parent == site / "mallard" / "engines", where.stderr
+    perft = subprocess.run([sys.executable, "-m", "mallard.protocol.cli", "perft", "uttt", "2"],
                            capture_output=True, text=True, env=env, cwd=site, timeout=600)
     # the prover is compiled by a helper process, which records when it finished
-    prover = subprocess.run([sys.executable, "-c", "from engines import compile_cache; "
+    prover = subprocess.run([sys.executable, "-c", "from mallard.engines import compile_cache; "
                              "print(compile_cache.is_compiled('uttt', 'prover'))"],
                             capture_output=True, text=True, env=env, cwd=site, timeout=120)
     return perft, prover.stdout.strip()
@@ -82,8 +82,8 @@ def test_a_first_run_after_installing_loads_the_code_compiled_at_build_time(tmp_
     assert run.stderr == ""  # no "compiling ... (first run only)" notice: nothing compiled
     assert prover_compiled == "True"
     version = next((cache / "numba").iterdir())
-    assert {path.name for path in version.iterdir()} >= {"engines.uttt", "engines.duck",
-                                                          "engines.connect4"}
+    assert {path.name for path in version.iterdir()} >= {
+        "mallard.engines.uttt", "mallard.engines.duck", "mallard.engines.connect4"}
 
 
 def test_without_the_prebuilt_code_a_first_run_compiles_and_says_so(tmp_path):
@@ -99,14 +99,14 @@ def test_engines_started_together_on_a_new_cache_both_load_the_prebuilt_code(tmp
     half-copied file would be taken for damage, and the cache removed under the other)."""
     site = _installed_copy(tmp_path)
     env = _installed_env(site, tmp_path / "cache")
-    players = [subprocess.Popen([sys.executable, "-m", "protocol.cli", "perft", "uttt", "2"],
+    players = [subprocess.Popen([sys.executable, "-m", "mallard.protocol.cli", "perft", "uttt", "2"],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                 env=env, cwd=site) for _ in range(3)]
     for player in players:
         out, err = player.communicate(timeout=600)
         assert (player.returncode, out, err) == (0, "Nodes searched: 720\n", "")
     assert [path.name for path in (tmp_path / "cache" / "numba").iterdir()] == \
-        [engines._numba_cache_dir().name]  # no copy left beside it
+        [mallard.engines._numba_cache_dir().name]  # no copy left beside it
 
 
 # --- one directory, one version of the sources ---------------------------------------------------
@@ -118,11 +118,11 @@ def _chosen_in_child(env_changes: dict, tmp_path: Path) -> tuple[str, str]:
            if k not in ("NUMBA_CACHE_DIR", compile_cache.CHOSEN_DIR_VARIABLE,
                         compile_cache.USER_DIR_VARIABLE)}
     env.update(MALLARD_CACHE=str(tmp_path / "cache"), **env_changes)
-    code = ("import os, engines; from engines import compile_cache; "
+    code = ("import os, mallard.engines; from mallard.engines import compile_cache; "
             "print(os.environ['NUMBA_CACHE_DIR']); "
             "print(compile_cache.engine_environment().get('NUMBA_CACHE_DIR', '-'))")
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
-                         cwd=Path(engines.__file__).resolve().parent.parent, timeout=120)
+                         cwd=Path(mallard.engines.__file__).resolve().parent.parent, timeout=120)
     assert run.returncode == 0, run.stderr
     chosen, for_children = run.stdout.split()
     return chosen, for_children
@@ -132,7 +132,7 @@ def test_a_process_of_other_sources_does_not_take_the_directory_a_mallard_parent
     """Cache files are named by module: an engine of another checkout started by `mallard
     match` loaded the runner's compiled kernels and ran the runner's search, not its own (found
     on 2026-11-27: a changed evaluation searched as the unchanged one did)."""
-    version = engines._numba_cache_dir().name
+    version = mallard.engines._numba_cache_dir().name
     own = tmp_path / "cache" / "numba" / version
     alone, for_children = _chosen_in_child({}, tmp_path)
     assert Path(alone) == own and for_children == "-"
@@ -143,7 +143,7 @@ def test_a_process_of_other_sources_does_not_take_the_directory_a_mallard_parent
 
 
 def test_a_users_numba_cache_dir_holds_a_directory_per_version_of_the_sources(tmp_path):
-    version = engines._numba_cache_dir().name
+    version = mallard.engines._numba_cache_dir().name
     users = tmp_path / "mine"
     chosen, for_children = _chosen_in_child({"NUMBA_CACHE_DIR": str(users)}, tmp_path)
     assert Path(chosen) == users / version and Path(for_children) == users
@@ -155,7 +155,7 @@ def test_a_users_numba_cache_dir_holds_a_directory_per_version_of_the_sources(tm
 
 
 def test_engines_started_by_a_match_get_an_environment_without_the_runners_cache(tmp_path):
-    from tournaments.players import EngineConfig, EngineProcess
+    from mallard.tournaments.players import EngineConfig, EngineProcess
     script = tmp_path / "engine.py"
     script.write_text("import os\nprint(os.environ.get('NUMBA_CACHE_DIR', '-'), flush=True)\n"
                       "input()\n")

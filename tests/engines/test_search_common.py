@@ -10,11 +10,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from numba import njit
 
-import engines.driver
-from engines.base import Limits
-from engines.duck.rules import DuckGame
-from engines.duck.searcher import DuckSearcher
-from engines.search_common import (
+import mallard.engines.driver
+from mallard.engines.base import Limits
+from mallard.engines.duck.rules import DuckGame
+from mallard.engines.duck.searcher import DuckSearcher
+from mallard.engines.search_common import (
     C_ABORTED,
     C_NODES,
     KERNEL_CLOCK,
@@ -114,7 +114,7 @@ def test_a_duck_search_ends_on_time_without_its_watchdog(monkeypatch):
     position = game.parse_position(
         "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p*1P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1")
     searcher.search(position, Limits(depth=2))  # compiled
-    monkeypatch.setattr(engines.driver, "Watchdog", _AbsentWatchdog)
+    monkeypatch.setattr(mallard.engines.driver, "Watchdog", _AbsentWatchdog)
     started = time.perf_counter()
     result = searcher.search(position, Limits(movetime=100))
     took = time.perf_counter() - started

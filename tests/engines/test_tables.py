@@ -12,9 +12,9 @@ import sys
 import numpy as np
 import pytest
 
-from engines import find_game, get_game, tables
-from engines.base import GameError, Limits
-from engines.tables import MB, TableSizeError
+from mallard.engines import find_game, get_game, tables
+from mallard.engines.base import GameError, Limits
+from mallard.engines.tables import MB, TableSizeError
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="calls mincore(2)")
 
@@ -63,10 +63,10 @@ def test_slots_are_the_largest_power_of_two_that_fits(hash_mb, slot_bytes):
 
 def test_the_games_map_megabytes_to_the_same_table_bytes():
     """Every table is the largest power of two of bytes within the MB asked for."""
-    from engines.connect4.solver import Solver
-    from engines.duck.searcher import SearchBuffers as DuckBuffers
-    from engines.uttt.prover import Prover
-    from engines.uttt.searcher import SearchBuffers as UtttBuffers
+    from mallard.engines.connect4.solver import Solver
+    from mallard.engines.duck.searcher import SearchBuffers as DuckBuffers
+    from mallard.engines.uttt.prover import Prover
+    from mallard.engines.uttt.searcher import SearchBuffers as UtttBuffers
 
     for hash_mb in (1, 3, 24):
         expected = 1 << (hash_mb * MB).bit_length() - 1

@@ -10,9 +10,9 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from engines.base import Limits, Score
-from engines.driver import HELPERS_FROM_DEPTH, RootSearch, deepen
-from engines.timeman import (
+from mallard.engines.base import Limits, Score
+from mallard.engines.driver import HELPERS_FROM_DEPTH, RootSearch, deepen
+from mallard.engines.timeman import (
     FALL_FACTORS,
     MAX_STRETCH,
     SCORE_FALL_SCALE,

@@ -14,10 +14,10 @@ from typing import Optional
 
 import pytest
 
-from protocol.server import serve
+from mallard.protocol.server import serve
 
 ENGINE_COMMAND = [sys.executable, "-c",
-                  "import sys; from protocol.cli import main; sys.exit(main())"]
+                  "import sys; from mallard.protocol.cli import main; sys.exit(main())"]
 
 
 class _Lines:

@@ -26,9 +26,9 @@ if not os.path.exists(CHROMIUM):
 
 import uvicorn  # noqa: E402
 
-from engines import get_game  # noqa: E402
-from protocol.board import _listen  # noqa: E402
-from protocol.board.app import create_app  # noqa: E402
+from mallard.engines import get_game  # noqa: E402
+from mallard.protocol.board import _listen  # noqa: E402
+from mallard.protocol.board.app import create_app  # noqa: E402
 
 with warnings.catch_warnings():  # the PGN helper's module imports Starlette's TestClient
     warnings.simplefilter("ignore")
@@ -36,7 +36,7 @@ with warnings.catch_warnings():  # the PGN helper's module imports Starlette's T
 
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = ROOT / ".cache" / "board-screenshots"
-ENGINE = [sys.executable, "-m", "protocol.cli", "uci"]
+ENGINE = [sys.executable, "-m", "mallard.protocol.cli", "uci"]
 WAIT_MS = 90_000
 LATE_UTTT = ("X;@.....XOO;.X.OOX.X./OXO.OX.XX/...OOX.XX/XOOX...XX/OOX.XOOXX/XO.X..OOX/O.....XXX/"
              "OX..OOXOO/.OOOXOOXO")
@@ -48,7 +48,7 @@ def server():
     os.environ["PYTHONPATH"] = str(ROOT)  # the engine subprocesses run this checkout
     # compiled first: after an edit of the engines' sources their kernels compile again (a
     # minute or more on a busy machine), which a page's wait must not have to cover
-    subprocess.run([sys.executable, "-m", "protocol.cli", "warmup"], check=True, timeout=900,
+    subprocess.run([sys.executable, "-m", "mallard.protocol.cli", "warmup"], check=True, timeout=900,
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     app = create_app(ENGINE)
     listener = _listen("127.0.0.1", 0)

@@ -22,18 +22,18 @@ with warnings.catch_warnings():  # newer Starlette would rather have httpx2: bot
     warnings.simplefilter("ignore")
     from starlette.testclient import TestClient  # noqa: E402
 
-from engines import get_game  # noqa: E402
-from protocol import board  # noqa: E402
-from protocol.board.app import create_app  # noqa: E402
-from protocol.board.session import MAX_MESSAGE  # noqa: E402
-from protocol.board.view import read_pgn  # noqa: E402
+from mallard.engines import get_game  # noqa: E402
+from mallard.protocol import board  # noqa: E402
+from mallard.protocol.board.app import create_app  # noqa: E402
+from mallard.protocol.board.session import MAX_MESSAGE  # noqa: E402
+from mallard.protocol.board.view import read_pgn  # noqa: E402
+from mallard.tournaments.pgn import game_pgn  # noqa: E402
+from mallard.tournaments.players import EngineConfig  # noqa: E402
+from mallard.tournaments.records import GameJob, GameRecord, MoveRecord, Opening  # noqa: E402
 from tests.protocol.test_cli import run_main  # noqa: E402
-from tournaments.pgn import game_pgn  # noqa: E402
-from tournaments.players import EngineConfig  # noqa: E402
-from tournaments.records import GameJob, GameRecord, MoveRecord, Opening  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
-ENGINE = [sys.executable, "-m", "protocol.cli", "uci"]
+ENGINE = [sys.executable, "-m", "mallard.protocol.cli", "uci"]
 
 
 @pytest.fixture
@@ -246,7 +246,7 @@ def test_without_the_extra_board_says_what_to_install(monkeypatch):
 
 def test_the_command_prints_its_address_and_serves_the_page():
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    process = subprocess.Popen([sys.executable, "-m", "protocol.cli", "board", "--port", "0"],
+    process = subprocess.Popen([sys.executable, "-m", "mallard.protocol.cli", "board", "--port", "0"],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                env=env)
     try:
@@ -267,7 +267,7 @@ def test_the_command_prints_its_address_and_serves_the_page():
 
 def test_another_host_than_loopback_is_served_with_a_warning():
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    process = subprocess.Popen([sys.executable, "-m", "protocol.cli", "board", "--port", "0",
+    process = subprocess.Popen([sys.executable, "-m", "mallard.protocol.cli", "board", "--port", "0",
                                 "--host", "0.0.0.0"], stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True, env=env)
     try:

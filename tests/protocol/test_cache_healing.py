@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-import engines
-from engines.connect4.book import BITBULLY_FILE, Book
-from engines.connect4.testsets import load
+import mallard.engines
+from mallard.engines.connect4.book import BITBULLY_FILE, Book
+from mallard.engines.connect4.testsets import load
 
 # perft(2) of UTTT: 81 first moves; a move to cell c sends the opponent to board c, which has 9
 # free cells, or 8 when c is the board just played in (9 of the 81 moves).
@@ -39,7 +39,7 @@ def run_mallard(cache: Path, *args: str, stdin: str = "", home: Path = None):
     env["MALLARD_CACHE"] = str(cache)
     if home is not None:
         env["HOME"] = str(home)
-    process = subprocess.run([sys.executable, "-m", "protocol.cli", *args], input=stdin,
+    process = subprocess.run([sys.executable, "-m", "mallard.protocol.cli", *args], input=stdin,
                              capture_output=True, text=True, timeout=600, env=env)
     return process.returncode, process.stdout, process.stderr
 
@@ -57,7 +57,7 @@ def warm_cache() -> Path:
 @pytest.fixture
 def cache_copy(warm_cache, tmp_path) -> Path:
     """A private copy of the warm cache: this version's compiled code and the converted book."""
-    version = engines._numba_cache_dir()  # the session's MALLARD_CACHE, this source tree
+    version = mallard.engines._numba_cache_dir()  # the session's MALLARD_CACHE, this source tree
     copy = tmp_path / "cache"
     shutil.copytree(version, copy / "numba" / version.name)
     shutil.copy(warm_cache / BITBULLY_FILE, copy / BITBULLY_FILE)
@@ -120,7 +120,7 @@ def test_an_unusable_cache_directory_falls_back_to_a_private_one(tmp_path):
     blocker.write_text("")
     home = tmp_path / "home"
     home.mkdir()
-    package = Path(engines.__file__).parent
+    package = Path(mallard.engines.__file__).parent
     in_package = set(package.rglob("*.nbi"))  # other processes' leftovers are not this run's
     code, out, err = run_mallard(blocker / "cache", "perft", "uttt", "2", home=home)
     assert (code, out) == (0, f"Nodes searched: {UTTT_PERFT_2}\n")
@@ -155,7 +155,7 @@ def test_uci_cfour_with_a_damaged_book_plays_a_solved_move(cache_copy):
     squares = _uci_moves(moves)
     script = ("uci\nsetoption name UCI_Variant value cfour\nisready\n"
               f"position startpos moves {' '.join(squares)}\ngo movetime 20000\n")
-    process = subprocess.Popen([sys.executable, "-m", "protocol.cli", "uci"], text=True,
+    process = subprocess.Popen([sys.executable, "-m", "mallard.protocol.cli", "uci"], text=True,
                                stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, env=_env(cache_copy))
     process.stdin.write(script)

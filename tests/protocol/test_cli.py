@@ -16,12 +16,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import protocol.server
-from protocol import VERSION, cli
-from tournaments import cli as match_cli
-from tournaments.match import Match
+import mallard.protocol.server
+from mallard.protocol import VERSION, cli
+from mallard.tournaments import cli as match_cli
+from mallard.tournaments.match import Match
 
-MALLARD = [sys.executable, "-m", "protocol.cli"]
+MALLARD = [sys.executable, "-m", "mallard.protocol.cli"]
 
 
 def leaf_parsers(parser: argparse.ArgumentParser, path=()):
@@ -85,7 +85,7 @@ def test_any_command_line_exits_0_or_2_without_a_traceback(argv, tmp_path_factor
         patch.chdir(folder)  # -db, -pgnout and --output land here
         for name in runners():
             patch.setattr(cli, name, lambda args: 0)
-        patch.setattr(protocol.server, "serve", lambda **kwargs: 0)
+        patch.setattr(mallard.protocol.server, "serve", lambda **kwargs: 0)
         patch.setattr(Match, "run", lambda self: None)
         patch.setattr(sys, "stdin", io.StringIO(""))
         code, out, err = run_main(argv)

@@ -37,8 +37,8 @@ import pytest
 from hypothesis import HealthCheck, event, given, note, settings
 from hypothesis import strategies as st
 
-from protocol.gtp import GtpFrontEnd
-from protocol.uci import UciFrontEnd
+from mallard.protocol.gtp import GtpFrontEnd
+from mallard.protocol.uci import UciFrontEnd
 from tests import oracles  # noqa: F401  (loads the cfour variant into pyffish)
 from tests.protocol.harness import Engine, Process
 
@@ -625,7 +625,7 @@ def compiled():
 def test_the_pyffish_cfour_definition_agrees_with_the_engine():
     import random
 
-    from engines.connect4.rules import Connect4Game
+    from mallard.engines.connect4.rules import Connect4Game
 
     game = Connect4Game()
     rng = random.Random(7)

@@ -18,7 +18,7 @@ import chess
 import chess.engine
 import pytest
 
-from protocol.session import Session
+from mallard.protocol.session import Session
 from tests.protocol.harness import ENGINE_COMMAND, run_with_timeout
 
 FEN = "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3"

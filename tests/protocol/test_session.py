@@ -5,8 +5,8 @@ import time
 
 import pytest
 
-from engines.base import Limits, MoveError, OptionError, PositionError, UnknownGameError
-from protocol.session import Session
+from mallard.engines.base import Limits, MoveError, OptionError, PositionError, UnknownGameError
+from mallard.protocol.session import Session
 
 
 def run(session, limits):

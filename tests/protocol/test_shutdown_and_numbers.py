@@ -9,10 +9,10 @@ import time
 
 import pytest
 
-from engines.base import LIMIT_MAX
-from protocol.gtp import GtpFrontEnd
-from protocol.io import Output
-from protocol.session import Session
+from mallard.engines.base import LIMIT_MAX
+from mallard.protocol.gtp import GtpFrontEnd
+from mallard.protocol.io import Output
+from mallard.protocol.session import Session
 from tests.protocol.harness import Engine, Process
 
 EXIT_WITHIN = 1.0  # seconds from quit / end of input to the process's exit

@@ -8,10 +8,10 @@ import threading
 
 import pytest
 
-from engines import tables
-from engines.base import Limits
-from engines.tables import MB, TableSizeError
-from protocol.session import Session
+from mallard.engines import tables
+from mallard.engines.base import Limits
+from mallard.engines.tables import MB, TableSizeError
+from mallard.protocol.session import Session
 from tests.engines.test_tables import linux_only, pages_not_in_memory, table_of
 from tests.protocol.harness import Engine
 
@@ -73,7 +73,7 @@ def test_uci_cfour_hash_beyond_memory_is_one_error_line_and_the_engine_plays():
 
 
 def run_cli(*args: str, stdin: str = ""):
-    process = subprocess.run([sys.executable, "-m", "protocol.cli", *args], input=stdin,
+    process = subprocess.run([sys.executable, "-m", "mallard.protocol.cli", *args], input=stdin,
                              capture_output=True, text=True, timeout=300)
     errors = [line for line in process.stderr.splitlines() if FIRST_RUN_NOTICE not in line]
     return process.returncode, process.stdout, errors

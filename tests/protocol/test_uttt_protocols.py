@@ -75,7 +75,7 @@ def test_gtp_plays_uttt_after_mallard_variant():
 
 
 def test_a_uttt_match_between_mallard_over_ugi_and_gtp():
-    from tournaments import EngineConfig, Match, TimeControl
+    from mallard.tournaments import EngineConfig, Match, TimeControl
 
     # The margins: this checks the protocols, not the clocks (tests/tournaments does that). A
     # loaded 2-core CI machine once held a 50 ms UGI reply back to 117 ms, a time forfeit.

@@ -7,9 +7,9 @@ import io
 
 import pytest
 
-from tournaments import EngineConfig
-from tournaments.bench_timing import bench_timing, move_timings, parse_control
-from tournaments.records import GameJob, GameRecord, MoveRecord, Opening
+from mallard.tournaments import EngineConfig
+from mallard.tournaments.bench_timing import bench_timing, move_timings, parse_control
+from mallard.tournaments.records import GameJob, GameRecord, MoveRecord, Opening
 
 
 def _record(control: str, times: list[int], flag_ms=None, opening_moves=0) -> GameRecord:

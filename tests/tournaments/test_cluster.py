@@ -22,13 +22,13 @@ import pytest
 
 distributed = pytest.importorskip("distributed")
 
+from mallard.tournaments import EngineConfig, Match, Opening, Reporter, TimeControl  # noqa: E402
+from mallard.tournaments.cli import cluster_line  # noqa: E402
+from mallard.tournaments.cluster import open_cluster  # noqa: E402
+from mallard.tournaments.executors import DaskExecutor, _worker_busy, _worker_pools  # noqa: E402
+from mallard.tournaments.records import Adjudication  # noqa: E402
 from tests.protocol.harness import ENGINE_COMMAND
 from tests.tournaments.match_db import games_in, kill_match_after  # noqa: E402
-from tournaments import EngineConfig, Match, Opening, Reporter, TimeControl  # noqa: E402
-from tournaments.cli import cluster_line  # noqa: E402
-from tournaments.cluster import open_cluster  # noqa: E402
-from tournaments.executors import DaskExecutor, _worker_busy, _worker_pools  # noqa: E402
-from tournaments.records import Adjudication  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = str(Path(__file__).with_name("scripted_engine.py"))
@@ -196,7 +196,7 @@ def test_cluster_usage_errors_are_one_line():
                                    "address: tcp://HOST:PORT or local[:N]")
     without = subprocess.run(
         [sys.executable, "-c", "import sys; sys.modules['distributed'] = None; "
-         "from protocol.cli import main; sys.exit(main())", "match", *engines,
+         "from mallard.protocol.cli import main; sys.exit(main())", "match", *engines,
          "-cluster", "local:2"], capture_output=True, text=True, timeout=60, cwd=ROOT)
     assert without.returncode == 2
     assert without.stderr.strip() == ("mallard match: -cluster: the cluster needs the "
@@ -266,7 +266,7 @@ def test_mallard_match_on_a_scheduler_and_two_workers_started_by_hand(real_clust
     db, pgn = tmp_path / "match.sqlite", tmp_path / "match.pgn"
     openings = tmp_path / "openings.txt"
     openings.write_text("".join(" ".join(opening.moves) + "\n" for opening in OPENINGS))
-    engine = f"cmd={sys.executable} -m protocol.cli uci"  # run from the worktree (cwd)
+    engine = f"cmd={sys.executable} -m mallard.protocol.cli uci"  # run from the worktree (cwd)
     args = ["-variant", "cfour", "-engine", engine, "name=d4", "depth=4",
             "-engine", engine, "name=d6", "depth=6", "-games", "12", "-repeat",
             "-openings", f"file={openings}", "format=moves", "-db", str(db), "-pgnout", str(pgn),

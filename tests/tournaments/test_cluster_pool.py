@@ -1,4 +1,4 @@
-"""The tools' batch work on a Dask cluster (`tournaments.cluster`): a book built on a
+"""The tools' batch work on a Dask cluster (`mallard.tournaments.cluster`): a book built on a
 `LocalCluster` equals the local build byte for byte, self-play gives the same games, and a
 cluster that cannot be used is one line."""
 
@@ -10,11 +10,11 @@ import sys
 
 import pytest
 
-from engines.connect4 import book_builder
-from engines.connect4.book_builder import build_book
-from engines.duck.selfplay import match
-from engines.duck.terms import parse_terms
-from tournaments.cluster import ClusterError, open_cluster, parse_address
+from mallard.engines.connect4 import book_builder
+from mallard.engines.connect4.book_builder import build_book
+from mallard.engines.duck.selfplay import match
+from mallard.engines.duck.terms import parse_terms
+from mallard.tournaments.cluster import ClusterError, open_cluster, parse_address
 
 
 @pytest.fixture(scope="module")
@@ -77,7 +77,7 @@ def test_book_build_on_a_cluster_from_the_command_line(tmp_path):
     books = []
     for where in (["--jobs", "1"], ["--cluster", "local:2"]):
         output = tmp_path / f"book{len(books)}"
-        done = subprocess.run([sys.executable, "-m", "protocol.cli", "book", "build",
+        done = subprocess.run([sys.executable, "-m", "mallard.protocol.cli", "book", "build",
                                "--width", "4", "--height", "4", "--depth", "5",
                                "--output", str(output), *where],
                               capture_output=True, text=True, timeout=300)

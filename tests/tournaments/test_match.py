@@ -12,12 +12,12 @@ from pathlib import Path
 import pyffish
 import pytest
 
+from mallard.tournaments import Adjudication, EngineConfig, Match, Opening, Reporter, TimeControl
+from mallard.tournaments.cli import ranking_lines
+from mallard.tournaments.pgn import game_pgn
+from mallard.tournaments.records import GameRecord
 from tests import oracles  # noqa: F401  (pyffish's cfour)
 from tests.protocol.harness import ENGINE_COMMAND
-from tournaments import Adjudication, EngineConfig, Match, Opening, Reporter, TimeControl
-from tournaments.cli import ranking_lines
-from tournaments.pgn import game_pgn
-from tournaments.records import GameRecord
 
 SCRIPT = str(Path(__file__).with_name("scripted_engine.py"))
 
@@ -202,8 +202,8 @@ def test_a_slow_gtp_play_is_not_charged_to_the_clock():
 
 
 def test_a_stalled_engine_without_a_clock_loses_and_the_match_goes_on():
-    from tournaments.records import GameJob
-    from tournaments.referee import EnginePool, play_game
+    from mallard.tournaments.records import GameJob
+    from mallard.tournaments.referee import EnginePool, play_game
 
     hanger = scripted("hanger", "hang", at=1, tc="depth=3")
     match = run("duck", [hanger, scripted("random", tc="depth=3")], games=2,
@@ -250,8 +250,8 @@ def test_solved_adjudication_ends_connect_four_with_the_proven_result():
                 adjudication=Adjudication(solved=True, solve_nodes=5_000_000))
     record = match.records[0]
     assert record.termination == "adjudication"
-    from engines.connect4.rules import Connect4Game
-    from engines.connect4.solver import Solver
+    from mallard.engines.connect4.rules import Connect4Game
+    from mallard.engines.connect4.solver import Solver
 
     game = Connect4Game()
     position = game.start_position().play_text(move.text for move in record.moves)
@@ -262,7 +262,7 @@ def test_solved_adjudication_ends_connect_four_with_the_proven_result():
 
 
 def test_sprt_stops_the_match_once_h1_is_accepted():
-    from tournaments import Sprt
+    from mallard.tournaments import Sprt
 
     match = run("cfour", [mallard("solver", tc="st=0.05"), scripted("random")], games=40,
                 repeat=True, sprt=Sprt(0, 200, model="bayesian"))
@@ -285,8 +285,8 @@ def test_an_executor_that_ships_jobs_as_json_plugs_in():
     import json
     from concurrent.futures import Future
 
-    from tournaments.executors import Executor, LocalExecutor
-    from tournaments.records import GameJob, GameRecord
+    from mallard.tournaments.executors import Executor, LocalExecutor
+    from mallard.tournaments.records import GameJob, GameRecord
 
     class WireExecutor(Executor):
         capacity = 2

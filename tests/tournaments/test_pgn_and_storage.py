@@ -12,13 +12,13 @@ from pathlib import Path
 import pyffish
 import pytest
 
+from mallard.tournaments import Adjudication, EngineConfig, Match, Opening, TimeControl
+from mallard.tournaments.match import Reporter
+from mallard.tournaments.openings import OpeningError, ordered, read_openings
+from mallard.tournaments.schedule import make_schedule
+from mallard.tournaments.stats import Sprt
+from mallard.tournaments.storage import MatchStore, StorageError
 from tests import oracles  # noqa: F401  (pyffish's cfour)
-from tournaments import Adjudication, EngineConfig, Match, Opening, TimeControl
-from tournaments.match import Reporter
-from tournaments.openings import OpeningError, ordered, read_openings
-from tournaments.schedule import make_schedule
-from tournaments.stats import Sprt
-from tournaments.storage import MatchStore, StorageError
 
 SCRIPT = str(Path(__file__).with_name("scripted_engine.py"))
 
@@ -53,7 +53,7 @@ def test_without_repeat_every_game_has_its_own_opening_and_gauntlet_centres_engi
 
 # --- openings ------------------------------------------------------------------------------------
 def test_opening_formats(tmp_path):
-    from engines import get_game
+    from mallard.engines import get_game
 
     duck = get_game("duck")
     epd = tmp_path / "o.epd"

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tournaments.stats import (
+from mallard.tournaments.stats import (
     CUTECHESS_Z_95,
     PENTANOMIAL_SCORES,
     TRINOMIAL_SCORES,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tournaments.timecontrol import Clock, TimeControl, go_fields, ugi_go_fields
+from mallard.tournaments.timecontrol import Clock, TimeControl, go_fields, ugi_go_fields
 
 
 class FakeTime:

@@ -11,16 +11,16 @@ import sys
 import numpy as np
 import pytest
 
-from engines.duck import evaluation
-from engines.duck.board import S_SIDE
-from engines.duck.rules import DuckGame
-from engines.duck.searcher import DEFAULT_TERMS
-from engines.duck.terms import TERM_KING_EXPOSURE
-from tournaments import EngineConfig
-from tournaments.records import GameJob, GameRecord, MoveRecord, Opening
-from tournaments.storage import MatchStore
-from tournaments.timecontrol import TimeControl
-from tournaments.tuning import (
+from mallard.engines.duck import evaluation
+from mallard.engines.duck.board import S_SIDE
+from mallard.engines.duck.rules import DuckGame
+from mallard.engines.duck.searcher import DEFAULT_TERMS
+from mallard.engines.duck.terms import TERM_KING_EXPOSURE
+from mallard.tournaments import EngineConfig
+from mallard.tournaments.records import GameJob, GameRecord, MoveRecord, Opening
+from mallard.tournaments.storage import MatchStore
+from mallard.tournaments.timecontrol import TimeControl
+from mallard.tournaments.tuning import (
     Positions,
     fit,
     mixed_labels,
@@ -195,7 +195,7 @@ def test_search_scores_come_from_a_mallard_process_for_white(tmp_path):
     no_queen = "rnb1kbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR {} KQkq - 0 1"
     texts = [no_queen.format("w"), no_queen.format("b"), "4k3/4R3/8/8/8/8/8/4K3 w - - 0 1",
              no_queen.format("w")]
-    config = EngineConfig(name="labels", command=[sys.executable, "-m", "protocol.cli", "uci"],
+    config = EngineConfig(name="labels", command=[sys.executable, "-m", "mallard.protocol.cli", "uci"],
                           tc=TimeControl().with_limits(nodes=2000))
     known: dict = {}
     scores = search_scores(texts, config, jobs=2, known=known)
@@ -265,7 +265,7 @@ def test_databases_that_cannot_be_used_are_refused_by_name(tmp_path):
 
 
 def _mallard(*arguments: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "protocol.cli", *arguments],
+    return subprocess.run([sys.executable, "-m", "mallard.protocol.cli", *arguments],
                           capture_output=True, text=True, timeout=300)
 
 

@@ -2,7 +2,7 @@
 test that drives it through every front-end and the match runner shows that adding a game
 takes its package and one registry entry (`engine.py` adds the entry for an engine process)."""
 
-from engines.base import GameEntry
+from mallard.engines.base import GameEntry
 from tests.toygame.rules import TicTacToe
 from tests.toygame.searcher import TicTacToeSearcher
 

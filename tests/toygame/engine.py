@@ -2,11 +2,11 @@
 
 import sys
 
-import engines
+import mallard.engines
 from tests.toygame import GAME
 
-engines.GAMES = engines.GAMES + (GAME,)
+mallard.engines.GAMES = mallard.engines.GAMES + (GAME,)
 
-from protocol.cli import main  # noqa: E402  (after the registry has the game)
+from mallard.protocol.cli import main  # noqa: E402  (after the registry has the game)
 
 sys.exit(main())

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from engines.base import Game, GameResult, MoveError, Position, PositionError
+from mallard.engines.base import Game, GameResult, MoveError, Position, PositionError
 
 LINES = ((0, 1, 2), (3, 4, 5), (6, 7, 8), (0, 3, 6), (1, 4, 7), (2, 5, 8), (0, 4, 8), (2, 4, 6))
 MARKS = "xo"

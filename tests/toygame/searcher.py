@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from engines.base import Limits, Score, Searcher, SearchInfo, SearchResult
+from mallard.engines.base import Limits, Score, Searcher, SearchInfo, SearchResult
 
 
 class TicTacToeSearcher(Searcher):

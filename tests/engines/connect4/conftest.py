@@ -1,7 +1,7 @@
 import pytest
 
-from engines.connect4.book import bitbully_book
-from engines.connect4.solver import Solver
+from mallard.engines.connect4.book import bitbully_book
+from mallard.engines.connect4.solver import Solver
 
 
 @pytest.fixture(scope="session")

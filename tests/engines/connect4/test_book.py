@@ -4,13 +4,13 @@ import types
 import numpy as np
 import pytest
 
-from engines.connect4 import book as book_module
-from engines.connect4 import book_kernels as BK
-from engines.connect4 import kernels as K
-from engines.connect4.book import Book
-from engines.connect4.book_builder import CHUNK, build_book, enumerate_levels
-from engines.connect4.rules import Connect4Game
-from engines.connect4.solver import Solver
+from mallard.engines.connect4 import book as book_module
+from mallard.engines.connect4 import book_kernels as BK
+from mallard.engines.connect4 import kernels as K
+from mallard.engines.connect4.book import Book
+from mallard.engines.connect4.book_builder import CHUNK, build_book, enumerate_levels
+from mallard.engines.connect4.rules import Connect4Game
+from mallard.engines.connect4.solver import Solver
 
 GAME = Connect4Game()
 

@@ -3,8 +3,8 @@ import random
 import pyffish
 import pytest
 
-from engines.base import MoveError, PositionError
-from engines.connect4.rules import Connect4Game, has_four
+from mallard.engines.base import MoveError, PositionError
+from mallard.engines.connect4.rules import Connect4Game, has_four
 from tests import oracles  # noqa: F401  (loads the cfour variant into pyffish)
 
 START = pyffish.start_fen("cfour")

@@ -7,11 +7,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engines.base import Limits, new_stop_flag
-from engines.connect4 import kernels as K
-from engines.connect4.rules import Connect4Game
-from engines.connect4.solver import Connect4Searcher, Solver
-from engines.connect4.testsets import TEST_SETS, load
+from mallard.engines.base import Limits, new_stop_flag
+from mallard.engines.connect4 import kernels as K
+from mallard.engines.connect4.rules import Connect4Game
+from mallard.engines.connect4.solver import Connect4Searcher, Solver
+from mallard.engines.connect4.testsets import TEST_SETS, load
 
 from .oracle import columns_of, minimax, move_scores
 

@@ -4,7 +4,7 @@ import random
 
 import pytest
 
-from engines.duck.rules import DuckGame
+from mallard.engines.duck.rules import DuckGame
 
 START = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
 

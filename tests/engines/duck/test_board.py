@@ -6,9 +6,9 @@ import chess
 import numpy as np
 import pytest
 
-from engines.duck import kernels
-from engines.duck.bitboards import board_sets
-from engines.duck.board import (
+from mallard.engines.duck import kernels
+from mallard.engines.duck.bitboards import board_sets
+from mallard.engines.duck.board import (
     ALL_SQUARES,
     KIND_CASTLE,
     KIND_EN_PASSANT,
@@ -32,7 +32,7 @@ from engines.duck.board import (
     move_kind,
     move_to,
 )
-from engines.duck.evaluation import placement_sum
+from mallard.engines.duck.evaluation import placement_sum
 from tests.engines.duck.conftest import PERFT_ROWS, random_positions
 
 

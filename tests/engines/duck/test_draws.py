@@ -6,19 +6,19 @@ oracles."""
 import numpy as np
 import pytest
 
-from engines.base import Limits
-from engines.duck import search_kernels as SK
-from engines.duck.board import PIECE_MOVE_MASK, S_DUCK, S_KEY, with_duck
-from engines.duck.evaluation import evaluate
-from engines.duck.notation import parse_square
-from engines.duck.searcher import (
+from mallard.engines.base import Limits
+from mallard.engines.duck import search_kernels as SK
+from mallard.engines.duck.board import PIECE_MOVE_MASK, S_DUCK, S_KEY, with_duck
+from mallard.engines.duck.evaluation import evaluate
+from mallard.engines.duck.notation import parse_square
+from mallard.engines.duck.searcher import (
     DEFAULT_TERMS,
     DuckSearcher,
     SearchBuffers,
     game_positions,
     root_state,
 )
-from engines.search_common import INF
+from mallard.engines.search_common import INF
 
 # a queen up for White; Black's king far from it, so that nothing is taken within a few plies
 QUEEN_UP = "k7/8/8/8/4*3/8/8/1Q5K {side} - - {clock} 80"

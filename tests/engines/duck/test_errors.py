@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engines.base import MoveError, PositionError
+from mallard.engines.base import MoveError, PositionError
 
 START = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
 
@@ -130,7 +130,7 @@ FEN_ALPHABET = st.sampled_from(list("rnbqkpRNBQKP*12345678/ wb-KQkqe36x0"))
 @settings(max_examples=400, deadline=None)
 @given(st.text(FEN_ALPHABET, max_size=70))
 def test_arbitrary_fen_text_parses_or_raises_position_error(text):
-    from engines.duck.rules import DuckGame
+    from mallard.engines.duck.rules import DuckGame
 
     game = DuckGame()
     try:
@@ -143,7 +143,7 @@ def test_arbitrary_fen_text_parses_or_raises_position_error(text):
 @settings(max_examples=400, deadline=None)
 @given(st.text(st.sampled_from(list("abcdefgh12345678,xO-=NBRQK@ ")), max_size=14))
 def test_arbitrary_move_text_parses_or_raises_move_error(text):
-    from engines.duck.rules import DuckGame
+    from mallard.engines.duck.rules import DuckGame
 
     position = DuckGame().parse_position(
         "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p*1P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1")

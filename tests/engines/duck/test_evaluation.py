@@ -6,8 +6,8 @@ import random
 import numpy as np
 import pytest
 
-from engines.duck import evaluation
-from engines.duck.evaluation import (
+from mallard.engines.duck import evaluation
+from mallard.engines.duck.evaluation import (
     N_FEATURES,
     TERM_FEATURES,
     evaluate,
@@ -15,8 +15,8 @@ from engines.duck.evaluation import (
     weight_vector,
     weights_source,
 )
-from engines.duck.rules import DuckGame
-from engines.duck.terms import (
+from mallard.engines.duck.rules import DuckGame
+from mallard.engines.duck.terms import (
     ALL_TERMS,
     TERM_ENDGAME_KING,
     TERM_KING_EXPOSURE,
@@ -219,7 +219,7 @@ def test_the_mobility_is_what_its_definition_counts():
 
 
 def test_the_bitboard_primitives_against_brute_force():
-    from engines.duck import bitboards
+    from mallard.engines.duck import bitboards
 
     rng = random.Random(5)
     words = [1 << b for b in range(64)] + [rng.getrandbits(64) | 1 << rng.randrange(64)
@@ -234,8 +234,8 @@ def test_the_bitboard_primitives_against_brute_force():
 def test_slider_attacks_and_capturing_pawns_against_a_walk_of_the_board():
     """The capture generator's filters: the squares a slider's lines reach up to and including
     the first piece, and the pawns with a target diagonally ahead, found square by square."""
-    from engines.duck import bitboards
-    from engines.duck.board import BISHOP, QUEEN, ROOK
+    from mallard.engines.duck import bitboards
+    from mallard.engines.duck.board import BISHOP, QUEEN, ROOK
 
     rng = random.Random(8)
     lines = {ROOK: ((1, 0), (-1, 0), (0, 1), (0, -1)), BISHOP: ((1, 1), (1, -1), (-1, 1), (-1, -1))}
@@ -271,8 +271,8 @@ def test_the_search_cache_of_evaluations_answers_what_evaluate_does():
     """`static_value` (the search's cached evaluation) against `evaluate`: positions met twice
     and slots shared by other positions (a small cache full many times over), the terms in the
     key, and the duck left out of it (the evaluation never reads it)."""
-    from engines.duck import search_kernels as SK
-    from engines.duck.board import S_DUCK
+    from mallard.engines.duck import search_kernels as SK
+    from mallard.engines.duck.board import S_DUCK
 
     ctx = np.zeros(SK.CTX_SIZE, dtype=np.int64)
     positions = _random_positions(3 * SK.EVAL_CACHE_SLOTS, seed=17)

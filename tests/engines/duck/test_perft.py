@@ -7,7 +7,7 @@ import sys
 import pyffish
 import pytest
 
-from engines.compile_cache import NO_PREBUILT
+from mallard.engines.compile_cache import NO_PREBUILT
 from tests.engines.duck.conftest import PERFT_ROWS, START
 
 
@@ -43,7 +43,7 @@ def test_fowling_position_has_no_children(game):
 
 
 def run_cli(*args):
-    return subprocess.run([sys.executable, "-m", "protocol.cli", *args], capture_output=True,
+    return subprocess.run([sys.executable, "-m", "mallard.protocol.cli", *args], capture_output=True,
                           text=True, timeout=300)
 
 
@@ -69,7 +69,7 @@ def test_cli_divide_compiles_on_a_cold_cache(tmp_path):
     kernels compiled with reference counting and must have it too."""
     env = {key: value for key, value in os.environ.items() if key != "NUMBA_CACHE_DIR"}
     env.update(MALLARD_CACHE=str(tmp_path), **{NO_PREBUILT: "1"})
-    result = subprocess.run([sys.executable, "-m", "protocol.cli", "perft", "duck", "1",
+    result = subprocess.run([sys.executable, "-m", "mallard.protocol.cli", "perft", "duck", "1",
                              "--divide"], capture_output=True, text=True, env=env, timeout=600)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip().splitlines()[-1] == "Nodes searched: 640"

@@ -1,4 +1,4 @@
-"""`engines.duck.python_chess` (issue 18): python-chess's `Board`, `chess.engine` and `chess.pgn`
+"""`mallard.engines.duck.python_chess` (issue 18): python-chess's `Board`, `chess.engine` and `chess.pgn`
 playing Duck Chess on our rules, checked against pyffish (Fairy-Stockfish's rules) and against a
 real `mallard uci` subprocess and `mallard match` PGN."""
 
@@ -23,12 +23,17 @@ import chess.variant
 import pyffish
 import pytest
 
-from engines.duck.python_chess import DuckBoard, DuckChessUnsupported, DuckGameBuilder, DuckMove
+from mallard.engines.duck.python_chess import (
+    DuckBoard,
+    DuckChessUnsupported,
+    DuckGameBuilder,
+    DuckMove,
+)
 from tests.engines.duck.conftest import PERFT_ROWS, START
 from tests.protocol.harness import run_with_timeout
 
 ROOT = Path(__file__).resolve().parents[3]  # the repository whose code is under test
-ENGINE = [sys.executable, "-m", "protocol.cli"]
+ENGINE = [sys.executable, "-m", "mallard.protocol.cli"]
 ROW_IDS = [f"row{number}" for number in range(1, len(PERFT_ROWS) + 1)]
 
 
@@ -585,7 +590,7 @@ def test_only_this_module_imports_python_chess():
                 if any(name == "chess" or name.startswith("chess.") for name in names):
                     importers.add(path.relative_to(ROOT).as_posix())
     assert importers == {"engines/duck/python_chess.py"}
-    done = subprocess.run([sys.executable, "-c", "import sys, engines, engines.duck.rules; "
+    done = subprocess.run([sys.executable, "-c", "import sys, mallard.engines.duck.rules; "
                            "print('chess' in sys.modules)"], capture_output=True, text=True,
                           cwd=ROOT, env=engine_env(), timeout=120)
     assert done.stdout.strip() == "False", done.stderr

@@ -3,8 +3,8 @@
 import pyffish
 import pytest
 
-from engines.base import MoveError
-from engines.duck.board import S_EP
+from mallard.engines.base import MoveError
+from mallard.engines.duck.board import S_EP
 
 
 def legal(position):

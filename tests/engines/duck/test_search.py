@@ -10,12 +10,12 @@ import numpy as np
 import pyffish
 import pytest
 
-from engines.base import Limits
-from engines.driver import HELPERS_FROM_DEPTH
-from engines.duck import search_kernels as SK
-from engines.duck.board import S_KEY
-from engines.duck.evaluation import MATERIAL
-from engines.duck.searcher import (
+from mallard.engines.base import Limits
+from mallard.engines.driver import HELPERS_FROM_DEPTH
+from mallard.engines.duck import search_kernels as SK
+from mallard.engines.duck.board import S_KEY
+from mallard.engines.duck.evaluation import MATERIAL
+from mallard.engines.duck.searcher import (
     DEFAULT_SELECTIVITY,
     SELECTIVITY_BITS,
     DuckRoot,
@@ -24,9 +24,9 @@ from engines.duck.searcher import (
     enumeration_value,
     root_state,
 )
-from engines.search_common import INF
+from mallard.engines.search_common import INF
+from mallard.tournaments.openings import read_openings
 from tests.engines.duck.conftest import fen_pieces, random_positions
-from tournaments.openings import read_openings
 
 
 @pytest.fixture
@@ -267,8 +267,8 @@ def test_finished_game_has_no_move(game, searcher):
 
 def _most_blocking_square_in_python(state, old_duck) -> int:
     """The oracle: the searcher's former pure-Python count over the same move generator."""
-    from engines.duck import kernels
-    from engines.duck.board import MAX_MOVES
+    from mallard.engines.duck import kernels
+    from mallard.engines.duck.board import MAX_MOVES
 
     buffer = np.empty(MAX_MOVES, dtype=np.int64)
     count = kernels.generate_piece_moves(state, buffer, 0, -1)
@@ -285,9 +285,9 @@ def _most_blocking_square_in_python(state, old_duck) -> int:
 
 
 def test_the_most_blocking_duck_square_kernel_matches_the_python_count(game):
-    from engines.duck import kernels
-    from engines.duck.board import UNDO_SIZE
-    from engines.duck.searcher import root_state
+    from mallard.engines.duck import kernels
+    from mallard.engines.duck.board import UNDO_SIZE
+    from mallard.engines.duck.searcher import root_state
 
     checked = 0
     for position in random_positions(game, 40, 5):
@@ -309,7 +309,7 @@ PIECE_WORTH = dict(zip("pnbrq", MATERIAL))
 def test_losing_capture_pruning_knows_who_takes_back_as_pyffish_does(game):
     """`loses_to_recapture` against pyffish's move generator: after the capture (any duck
     square: none blocks a pawn or a knight), the opponent's legal moves onto the square decide."""
-    from engines.duck.board import KIND_EN_PASSANT, MOVE_KIND_SHIFT, MOVE_PROMO_SHIFT
+    from mallard.engines.duck.board import KIND_EN_PASSANT, MOVE_KIND_SHIFT, MOVE_PROMO_SHIFT
 
     seen = {True: 0, False: 0}
     for position in random_positions(game, 60, 23):
@@ -511,7 +511,7 @@ def test_quiescence_recaptures_take_only_on_the_last_square_from_the_third_ply(g
     """White's knight has just taken on a7 and Black's c-pawn can take the queen on d4, which
     no duck square stops. From the third quiescence ply on, with the piece on, only a7 may be
     taken on: Black stands pat; a ply earlier it takes the queen."""
-    from engines.duck.kernels import push_piece_move
+    from mallard.engines.duck.kernels import push_piece_move
 
     position = game.parse_position("4k3/p7/8/1Np5/3Q4/8/8/4K3 w - - 0 1")
     capture = next(int(m) for m in position.piece_moves()
@@ -597,8 +597,8 @@ def test_a_quiescence_node_without_a_piece_move_is_a_fowling_win(game):
     the generator finds no piece move (`kernels.generate_piece_moves`, the oracle here), and is
     not when it finds one, whether or not any of them takes; at the quiescence ply limit too,
     where it takes no capture."""
-    from engines.duck import kernels
-    from engines.duck.board import MAX_MOVES
+    from mallard.engines.duck import kernels
+    from mallard.engines.duck.board import MAX_MOVES
     from tests.engines.duck.test_board import crowded_fens
 
     buffers = SearchBuffers(16)

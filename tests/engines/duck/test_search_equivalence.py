@@ -9,9 +9,9 @@ multiplied by ~40 duck squares per ply is too large to finish otherwise.
 import numpy as np
 import pytest
 
-from engines.duck.board import PIECE_MOVE_MASK
-from engines.duck.search_kernels import MATE_BOUND
-from engines.duck.searcher import (
+from mallard.engines.duck.board import PIECE_MOVE_MASK
+from mallard.engines.duck.search_kernels import MATE_BOUND
+from mallard.engines.duck.searcher import (
     DEFAULT_TERMS,
     INF,
     SearchBuffers,
@@ -20,7 +20,7 @@ from engines.duck.searcher import (
     full_move,
     root_state,
 )
-from engines.duck.terms import ALL_TERMS
+from mallard.engines.duck.terms import ALL_TERMS
 from tests.engines.duck.conftest import random_positions
 
 

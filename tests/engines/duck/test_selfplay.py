@@ -4,9 +4,9 @@ import math
 
 import pytest
 
-from engines.duck.searcher import DuckSearcher
-from engines.duck.selfplay import MatchResult, match, play_game
-from engines.duck.terms import ALL_TERMS, TERM_ENDGAME_KING, TERM_LONE_KING, parse_terms
+from mallard.engines.duck.searcher import DuckSearcher
+from mallard.engines.duck.selfplay import MatchResult, match, play_game
+from mallard.engines.duck.terms import ALL_TERMS, TERM_ENDGAME_KING, TERM_LONE_KING, parse_terms
 
 
 def test_parse_terms():

@@ -8,10 +8,10 @@ import random
 
 import numpy as np
 
-from engines.uttt import kernels as K
-from engines.uttt.bench import open_cells, random_game, random_late_position
-from engines.uttt.board import RESULT_NONE, S_RESULT
-from engines.uttt.rules import UtttGame
+from mallard.engines.uttt import kernels as K
+from mallard.engines.uttt.bench import open_cells, random_game, random_late_position
+from mallard.engines.uttt.board import RESULT_NONE, S_RESULT
+from mallard.engines.uttt.rules import UtttGame
 
 
 def test_open_cells_agrees_with_the_kernels():
@@ -40,7 +40,7 @@ def test_random_late_position_draws_what_the_kernel_loop_drew():
 def test_prover_threads_table_solves_each_position_twice_and_agrees():
     import io
 
-    from protocol.bench import _uttt_prover_threads
+    from mallard.protocol.bench import _uttt_prover_threads
 
     out = io.StringIO()
     assert _uttt_prover_threads(1, 2.0, 1, 2, out) == 0

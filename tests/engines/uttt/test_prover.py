@@ -1,4 +1,4 @@
-"""The df-pn prover (`engines.uttt.prover`) against the reference page's proven positions and
+"""The df-pn prover (`mallard.engines.uttt.prover`) against the reference page's proven positions and
 against an exhaustive minimax written here (plain Python over the rules' move generator, no
 pruning, no proof numbers), with and without the critical-board analysis; the soundness of every
 static decision and pruned move; stopping; the `mallard prove` command line."""
@@ -12,13 +12,13 @@ import time
 import numpy as np
 import pytest
 
-from engines import get_game
-from engines.uttt import kernels as K
-from engines.uttt import prover_kernels as PK
-from engines.uttt.board import DRAWN, RESULT_NONE, S_RESULT, S_SIDE
-from engines.uttt.prover import ProofOutcome, Prover, prove
-from engines.uttt.rules import UtttPosition
-from protocol.cli import main
+from mallard.engines import get_game
+from mallard.engines.uttt import kernels as K
+from mallard.engines.uttt import prover_kernels as PK
+from mallard.engines.uttt.board import DRAWN, RESULT_NONE, S_RESULT, S_SIDE
+from mallard.engines.uttt.prover import ProofOutcome, Prover, prove
+from mallard.engines.uttt.rules import UtttPosition
+from mallard.protocol.cli import main
 
 # the reference page's proven positions (side to move first in the text)
 REFERENCE_PROVEN = [

@@ -7,8 +7,8 @@ import random
 
 import pytest
 
-from engines import get_game
-from engines.base import MoveError, PositionError
+from mallard.engines import get_game
+from mallard.engines.base import MoveError, PositionError
 
 START_PERFT = [81, 720, 6_336, 55_080, 473_256, 4_020_960, 33_782_544, 281_067_408]
 MID_GAME = [
@@ -190,7 +190,7 @@ def test_illegal_moves_say_why(game):
 
 
 def test_perft_command_prints_the_node_count(capsys):
-    from protocol.cli import main
+    from mallard.protocol.cli import main
 
     assert main(["perft", "uttt", "4"]) == 0
     assert capsys.readouterr().out.strip().splitlines()[-1] == "Nodes searched: 55080"

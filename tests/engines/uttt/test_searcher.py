@@ -1,4 +1,4 @@
-"""The Ultimate Tic-Tac-Toe engine (`engines.uttt.searcher`): legal moves, one-move wins and
+"""The Ultimate Tic-Tac-Toe engine (`mallard.engines.uttt.searcher`): legal moves, one-move wins and
 defences, exact mate scores against a brute-force minimax written here over the rules'
 positions, limits and stopping, MultiPV and searchmoves, proven wins kept (prover), and a
 sanity match against a random mover."""
@@ -12,12 +12,12 @@ import time
 import numpy as np
 import pytest
 
-from engines import get_game
-from engines.base import Limits, Score
-from engines.timeman import move_budget_ms
-from engines.uttt import kernels as K
-from engines.uttt import search_kernels as SK
-from engines.uttt.searcher import UtttSearcher, wait_for_prover_code
+from mallard.engines import get_game
+from mallard.engines.base import Limits, Score
+from mallard.engines.timeman import move_budget_ms
+from mallard.engines.uttt import kernels as K
+from mallard.engines.uttt import search_kernels as SK
+from mallard.engines.uttt.searcher import UtttSearcher, wait_for_prover_code
 
 MATE = 30000
 
@@ -341,7 +341,7 @@ def test_a_proven_win_is_kept_against_a_random_opponent(game, fen):
 
 
 def test_the_proven_move_is_played_whatever_a_shallow_search_says(game):
-    from engines.uttt.prover import Prover
+    from mallard.engines.uttt.prover import Prover
 
     position = game.parse_position(DEEP_X_WIN)
     searcher = UtttSearcher(game, hash_mb=16)
