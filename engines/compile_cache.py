@@ -37,6 +37,8 @@ import threading
 from pathlib import Path
 from typing import Callable, Optional
 
+from mallard.engines.processes import python_command
+
 _lock = threading.RLock()
 _handler: Optional[Callable[[str], None]] = None
 _pending: list[str] = []
@@ -409,7 +411,7 @@ def in_background(code: str):
     cache) on another core while this process compiles the rest of a first run; the caller
     waits for it before using what it fills. None when no process can be started."""
     try:
-        return subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.DEVNULL,
+        return subprocess.Popen(python_command("-c", code), stdin=subprocess.DEVNULL,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     except OSError:
         return None  # the caller's own process then compiles it when first used

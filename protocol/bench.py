@@ -33,6 +33,7 @@ from typing import Optional, TextIO
 from mallard.engines import compile_cache
 from mallard.engines.connect4 import bench as connect4_bench
 from mallard.engines.duck import bench as duck_bench
+from mallard.engines.processes import mallard_command
 from mallard.engines.uttt import bench as uttt_bench
 from mallard.engines.workpool import WorkPool
 from mallard.protocol.signature import SignatureResult, run_signature
@@ -473,8 +474,7 @@ class _EngineProcess:
     def __init__(self, protocol: str, env: dict):
         self.started = time.perf_counter()
         self.process = subprocess.Popen(
-            [sys.executable, "-c", "import sys; from mallard.protocol.cli import main; sys.exit(main())",
-             protocol], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            mallard_command(protocol), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
             text=True, bufsize=1, env=env)
         self.lines: "queue.Queue" = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()

@@ -23,6 +23,7 @@ from mallard.engines import DEFAULT_GAMES, GAMES, compile_cache, find_game, game
 from mallard.engines.base import MAX_THREADS
 from mallard.engines.connect4.testsets import TEST_SETS
 from mallard.engines.duck.terms import TERM_NAMES, WEIGHT_GROUP_NAMES, parse_terms
+from mallard.engines.processes import mallard_command
 from mallard.engines.workpool import LocalPool, WorkPool
 from mallard.protocol import VERSION, print_notice
 
@@ -424,7 +425,7 @@ def _search_labels(args, positions, start):
     from mallard.tournaments.timecontrol import TimeControl
 
     # with --labelled-only every position is in FILE and the engine is never started
-    config = EngineConfig(name="labels", command=[sys.executable, "-m", "mallard.protocol.cli", "uci"],
+    config = EngineConfig(name="labels", command=mallard_command("uci"),
                           tc=TimeControl().with_limits(nodes=args.label_nodes or 1))
     known = tuning.read_scores(args.scores) if args.scores else {}
     step = max(1, len(positions.texts) // 20)

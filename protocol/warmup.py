@@ -16,6 +16,7 @@ import time
 from typing import TextIO
 
 from mallard.engines import GAMES, compile_cache
+from mallard.engines.processes import python_command
 from mallard.protocol import print_notice
 from mallard.protocol.session import Session
 
@@ -43,7 +44,7 @@ def run(out: TextIO = sys.stdout, jobs: int = 0) -> int:
     while pending or running:
         while pending and len(running) < jobs:
             variant = pending.pop(0)
-            process = subprocess.Popen([sys.executable, "-m", "mallard.protocol.warmup", variant])
+            process = subprocess.Popen(python_command("-m", "mallard.protocol.warmup", variant))
             running[variant] = (process, time.perf_counter())
         for variant, (process, started) in list(running.items()):
             if process.poll() is None:

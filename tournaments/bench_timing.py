@@ -27,6 +27,7 @@ from datetime import date
 from typing import TextIO
 
 from mallard.engines.base import Limits
+from mallard.engines.processes import mallard_command
 from mallard.engines.timeman import DEFAULT_MOVE_OVERHEAD_MS, after_overhead, move_budget_ms
 from mallard.tournaments import EngineConfig, Match, TimeControl
 from mallard.tournaments.records import GameRecord
@@ -34,8 +35,7 @@ from mallard.tournaments.timecontrol import Clock, go_fields
 
 DEFAULT_VARIANTS = ("duck", "cfour")
 DEFAULT_CONTROLS = ("tc=1+0.01", "st=0.05")
-ENGINE_COMMAND = [sys.executable, "-c",
-                  "import sys; from mallard.protocol.cli import main; sys.exit(main())", "uci"]
+ENGINE_COMMAND = mallard_command("uci")
 
 
 def parse_control(text: str) -> TimeControl:

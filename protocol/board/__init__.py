@@ -20,6 +20,8 @@ import sys
 import webbrowser
 from typing import Optional
 
+from mallard.engines.processes import mallard_command
+
 REQUIRED = ("starlette", "uvicorn", "websockets")
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
@@ -30,7 +32,7 @@ def missing_dependency() -> Optional[str]:
 
 def default_engine() -> list[str]:
     """`mallard uci`, as this Python runs it (works from a checkout as well as installed)."""
-    return [sys.executable, "-m", "mallard.protocol.cli", "uci"]
+    return mallard_command("uci")
 
 
 def serve(host: str, port: int, engine: Optional[str], open_browser: bool) -> int:
