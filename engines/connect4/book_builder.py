@@ -3,7 +3,8 @@
 `build_book` solves every position worth probing with 0..depth stones, deepest level first, so
 that each level's search probes the levels below it; the workers of a `WorkPool` (local
 processes, or a Dask cluster's) solve fixed-size chunks, and each finished chunk is kept on disk
-here, so an interrupted build resumes where it stopped. The result is a `book.Book` file (see
+here, so an interrupted build resumes where it stopped; a lock on that work directory keeps a
+second build of the same book from writing into it (it is refused at once, naming the first). The result is a `book.Book` file (see
 `book.py` for the format and where books are looked up); the solves are exact, so where the
 chunks ran does not change a byte of it.
 """
@@ -17,6 +18,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
+from mallard.engines import locks
 from mallard.engines.connect4 import book_kernels as BK
 from mallard.engines.connect4 import kernels as K
 from mallard.engines.connect4.book import Book, built_book_path, cache_dir
@@ -24,6 +26,7 @@ from mallard.engines.connect4.solver import Solver
 from mallard.engines.workpool import LocalPool, WorkPool
 
 CHUNK = 2000  # positions a worker solves per task (and per resumable file)
+LOCK_FILE = "lock"  # in the work directory: one build at a time writes its chunks
 
 def enumerate_levels(width: int, height: int, depth: int) -> list[tuple[np.ndarray, np.ndarray]]:
     """For d = 0..depth the (curs, masks) of every position with d stones that no move has
@@ -87,6 +90,14 @@ def build_book(width: int, height: int, depth: int, jobs: int = 1,
     output = Path(output) if output else built_book_path(width, height, depth)
     work = cache_dir() / f"build-{width}x{height}-d{depth}"
     work.mkdir(parents=True, exist_ok=True)
+    with locks.hold(work / LOCK_FILE, f"the book build's work directory {work}"):
+        return _build_levels(width, height, depth, ctx, pool, output, hash_mb, base, progress,
+                             work)
+
+
+def _build_levels(width: int, height: int, depth: int, ctx, pool: WorkPool, output: Path,
+                  hash_mb: int, base: Optional[Path], progress, work: Path) -> Path:
+    """`build_book`'s levels, with the lock on the work directory `work` held."""
     levels = enumerate_levels(width, height, depth)
     all_keys, all_scores = [], []
     partial_path = work / "partial.npz"
@@ -125,7 +136,7 @@ def build_book(width: int, height: int, depth: int, jobs: int = 1,
     book = Book.load(partial_path)
     book.save(output)
     for leftover in work.iterdir():
-        leftover.unlink()
+        leftover.unlink()  # the lock file too: the lock is held until the caller closes it
     work.rmdir()
     return output
 

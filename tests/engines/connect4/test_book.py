@@ -1,16 +1,21 @@
+import os
 import random
+import subprocess
+import time
 import types
 
 import numpy as np
 import pytest
 
+from mallard.engines import locks
 from mallard.engines.connect4 import book as book_module
 from mallard.engines.connect4 import book_kernels as BK
 from mallard.engines.connect4 import kernels as K
 from mallard.engines.connect4.book import Book
-from mallard.engines.connect4.book_builder import CHUNK, build_book, enumerate_levels
+from mallard.engines.connect4.book_builder import CHUNK, LOCK_FILE, build_book, enumerate_levels
 from mallard.engines.connect4.rules import Connect4Game
 from mallard.engines.connect4.solver import Solver
+from mallard.engines.processes import mallard_command
 
 GAME = Connect4Game()
 
@@ -265,6 +270,24 @@ def test_build_book_small_board_and_resume(tmp_path, monkeypatch):
     resumed = Book.load(build_book(5, 4, 5, jobs=1))
     assert np.count_nonzero(resumed.scores() == 99) > 0
     assert not work.exists()
+
+
+def test_a_second_build_of_the_same_book_is_refused_at_once(tmp_path):
+    """Two builds writing one work directory collided (a raw `[Errno 2] ... chunk15.tmp.npy`):
+    while one holds the lock, `mallard book build` of that book exits 2 with one line."""
+    work = tmp_path / "build-5x4-d3"
+    work.mkdir()
+    env = dict(os.environ, MALLARD_CACHE=str(tmp_path))
+    with locks.hold(work / LOCK_FILE, "the first build"):
+        started = time.monotonic()
+        second = subprocess.run(mallard_command("book", "build", "--width", "5", "--height", "4",
+                                                "--depth", "3"),
+                                capture_output=True, text=True, env=env, timeout=120)
+        assert time.monotonic() - started < 60
+    assert second.returncode == 2 and second.stdout == ""
+    assert second.stderr == (f"mallard: the book build's work directory {work} is in use by "
+                             f"process {os.getpid()} ({work / LOCK_FILE})\n")
+    assert list(work.iterdir()) == [work / LOCK_FILE]  # nothing written beside it
 
 
 def test_build_book_rejects_bad_arguments(tmp_path, monkeypatch):
