@@ -14,6 +14,9 @@ A database that already exists is checked, read-only, before anything is written
 SQLite's own structure check, then every stored game and setting decoded. A damaged one is
 refused with a `StorageError` naming the file and the damage, and is left byte for byte as it
 was, so the games that can still be read are never overwritten or dropped.
+
+One runner at a time holds a database: a second one is refused at once, naming the first's pid
+(`mallard.engines.locks`), before it starts a game.
 """
 
 from __future__ import annotations
@@ -24,9 +27,13 @@ import sqlite3
 from pathlib import Path
 from typing import Callable, Optional
 
+from mallard.engines import locks
 from mallard.tournaments.records import GameRecord
 
 SCHEMA_VERSION = 2  # 2: games.retries
+# Beside the database: the lock that one runner at a time holds on it (another runner's games
+# would be thrown away, as the first owns the schedule); readers such as the tuner take none.
+LOCK_SUFFIX = ".lock"
 
 
 class StorageError(RuntimeError):
@@ -71,16 +78,20 @@ def check_readable(db: sqlite3.Connection, path: str) -> None:
 
 
 class MatchStore:
+    """The database of one match, held by this runner alone (`LOCK_SUFFIX`) until `close()`."""
+
     def __init__(self, path: str):
         self.path = path
+        self._lock = locks.hold(Path(path + LOCK_SUFFIX), f"the match database '{path}'")
         try:
             self.db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
         except sqlite3.Error as error:
+            self._lock.release()
             raise StorageError(f"cannot open the match database '{path}': {error}") from None
         try:
             check_readable(self.db, path)  # before the first write
         except StorageError:
-            self.db.close()
+            self.close()
             raise
         try:
             self.db.execute("PRAGMA journal_mode=DELETE")
@@ -198,3 +209,4 @@ class MatchStore:
 
     def close(self) -> None:
         self.db.close()
+        self._lock.release()

@@ -8,6 +8,7 @@ import re
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -154,3 +155,32 @@ def test_an_option_the_engine_does_not_declare_is_a_warning_at_the_start():
     assert warnings == ["Warning: engine 'alpha' has no option 'Hsah'",
                         "Warning: engine 'beta' has no option 'Hsah'"], lines
     assert lines.index(warnings[-1]) < lines.index("Started game 1 of 1 (alpha vs beta)")
+
+
+def test_a_second_runner_on_the_same_database_is_refused_at_once(tmp_path):
+    """A second `mallard match` on one -db printed 'Started game 1..8' and 'Finished match' and
+    stored nothing: the first runner owns the schedule. Now it is refused before any game."""
+    db = tmp_path / "games.sqlite"
+    arguments = ["-variant", "duck", *engine_args("alpha", "--behaviour", "slow", "--delay", "0.02"),
+                 *engine_args("beta"), "-games", "6", "-maxmoves", "10", "-db", str(db)]
+    first = subprocess.Popen(ENGINE_COMMAND + ["match", *arguments], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    try:
+        lock = Path(str(db) + ".lock")
+        deadline = time.monotonic() + 120
+        while not (lock.exists() and lock.read_text().strip()) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        started = time.monotonic()
+        second = mallard_match(*arguments, timeout=60)
+        assert time.monotonic() - started < 10  # within 2 s on an idle machine; this is shared
+        assert first.poll() is None, "the first runner ended before the second was tried"
+        assert second.returncode == 2 and "Started game" not in second.stdout
+        assert second.stderr == (f"mallard match: the match database '{db}' is in use by "
+                                 f"process {first.pid} ({lock})\n")
+        out, err = first.communicate(timeout=300)
+    finally:
+        if first.poll() is None:
+            first.kill()
+            first.wait()
+    assert first.returncode == 0, err
+    assert games_in(db) == [1, 2, 3, 4, 5, 6] and "Finished match" in out
