@@ -28,6 +28,17 @@ from typing import Any, Callable, Iterable, Optional, Sequence
 
 import numpy as np
 
+ECHO_LIMIT = 80  # characters of a user's or an engine's text that a message repeats
+
+
+def clip(text: object, limit: int = ECHO_LIMIT) -> str:
+    """`text` as a message may echo it: whole when short, else its first `limit` characters and
+    its length, so that a megabyte of bad input is never repeated back (the one rule for it)."""
+    text = str(text)
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... ({len(text)} characters)"
+
 
 class GameError(ValueError):
     """Base class for bad positions and moves; the message names the offending input."""

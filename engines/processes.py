@@ -1,14 +1,23 @@
-"""The command lines of the Python processes our code starts: engines, workers, compile helpers.
+"""Processes and pipes: the command lines of the Python processes our code starts (engines,
+workers, compile helpers), and the one way lines are read from a pipe another program writes.
 
-Invariant: a child imports our package from where this interpreter has it, never from its
-working directory. `-m` and `-c` put the working directory first on `sys.path`, so a folder
-named `mallard`, `engines` or `protocol` where the user stands would replace our code; `-P`
-keeps it off (`PYTHONPATH` and the installed packages still apply).
+Invariants:
+- a child imports our package from where this interpreter has it, never from its working
+  directory. `-m` and `-c` put the working directory first on `sys.path`, so a folder named
+  `mallard`, `engines` or `protocol` where the user stands would replace our code; `-P` keeps it
+  off (`PYTHONPATH` and the installed packages still apply);
+- a line read from a pipe is at most `MAX_LINE_BYTES`: a longer one is reported as
+  `OVERLONG_LINE` and the rest of it is read and dropped, so a writer that never ends its line
+  costs the reader one line's memory, not all it prints.
 """
 
 from __future__ import annotations
 
 import sys
+from typing import BinaryIO, Iterator, Union
+
+MAX_LINE_BYTES = 1 << 20  # longer than any line a protocol needs (a UCI pv, a PGN move list)
+OVERLONG_LINE = object()  # what `read_lines` yields for a line over MAX_LINE_BYTES
 
 ENGINE_MODULE = "mallard.protocol.cli"  # what the `mallard` console script runs
 
@@ -21,3 +30,18 @@ def python_command(*arguments: str) -> list[str]:
 def mallard_command(*arguments: str) -> list[str]:
     """`mallard ARGUMENTS` as this interpreter runs it, installed or from an editable checkout."""
     return python_command("-m", ENGINE_MODULE, *arguments)
+
+
+def read_lines(stream: BinaryIO, limit: int = MAX_LINE_BYTES) -> Iterator[Union[str, object]]:
+    """The lines of `stream` as text (UTF-8, bad bytes replaced; the line end stripped), each
+    line over `limit` bytes as one `OVERLONG_LINE`, until the end of the stream."""
+    while True:
+        raw = stream.readline(limit + 1)
+        if not raw:
+            return
+        if len(raw) > limit and not raw.endswith(b"\n"):
+            yield OVERLONG_LINE  # at once: the reader need not wait for the line to end
+            while raw and not raw.endswith(b"\n"):  # then drop the rest, a piece at a time
+                raw = stream.readline(limit)
+            continue
+        yield raw.decode("utf-8", "replace").rstrip("\r\n")

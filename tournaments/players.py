@@ -7,6 +7,8 @@ every read has a deadline, and the three ways an engine can fail are separate ex
 `EngineDisconnected` (it exited or closed its pipe), `EngineTimeout` (no answer in time, the
 caller kills it) and `EngineProtocolError` (an answer that does not parse).
 
+An engine's output is read a bounded line at a time (`mallard.engines.processes.read_lines`): a
+line over 1 MB is a protocol error, and unread lines wait in a bounded queue.
 Times are integer milliseconds; lines are timestamped with `time.monotonic_ns()` as they arrive,
 so the clock charges an engine for its own thinking, not for the runner's scheduling.
 """
@@ -24,9 +26,15 @@ from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 from mallard.engines import compile_cache
+from mallard.engines.base import clip
+from mallard.engines.processes import MAX_LINE_BYTES, OVERLONG_LINE, read_lines
 from mallard.tournaments.timecontrol import Clock, TimeControl, go_fields, ugi_go_fields
 
 PROTOCOLS = ("uci", "ugi", "gtp")
+# Lines an engine may have written that the runner has not read yet; at most this many lines
+# of at most MAX_LINE_BYTES each, so an engine that floods its output costs bounded memory.
+QUEUED_LINES = 64
+NO_MOVE = ("(none)", "0000")  # UCI's answers for "no move", which the runner never asks for
 
 
 class EngineError(Exception):
@@ -106,20 +114,31 @@ class EngineProcess:
                 env=compile_cache.engine_environment())
         except OSError as error:
             raise EngineDisconnected(f"cannot start '{config.command_text}': {error}") from None
-        self.lines: queue.Queue = queue.Queue()
+        self.lines: queue.Queue = queue.Queue(QUEUED_LINES)
         self.ended = False
         threading.Thread(target=self._read, daemon=True,
                          name=f"engine-{config.name}-reader").start()
 
     def _read(self) -> None:
-        stream = self.process.stdout
         try:
-            for raw in stream:
-                text = raw.decode("utf-8", "replace").rstrip("\r\n")
-                self.lines.put((time.monotonic_ns(), text))
+            for text in read_lines(self.process.stdout):
+                if not self._queue(text):
+                    return
         except (OSError, ValueError):
             pass
-        self.lines.put((time.monotonic_ns(), None))
+        self._queue(None)
+
+    def _queue(self, text) -> bool:
+        """Queue a line (None: the end) with its arrival time, waiting while the queue is full
+        (the engine's pipe fills and holds it back); False once the engine is given up."""
+        arrived = time.monotonic_ns()
+        while not self.ended:
+            try:
+                self.lines.put((arrived, text), timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
 
     def send(self, line: str) -> None:
         if self.ended:
@@ -152,6 +171,8 @@ class EngineProcess:
                 code = self.process.poll()
                 detail = f" (exit status {code})" if code is not None else ""
                 raise EngineDisconnected(f"the engine exited{detail}")
+            if text is OVERLONG_LINE:
+                raise EngineProtocolError(f"a line longer than {MAX_LINE_BYTES // (1 << 20)} MB")
             if text.strip() or not skip_blank:
                 return arrived, text
 
@@ -376,8 +397,8 @@ class UciPlayer(Player):
             raise EngineTimeout("no 'bestmove' before its time ran out") from None
         elapsed = clock.stop(arrived)
         tokens = line.split()
-        if len(tokens) < 2:
-            raise EngineProtocolError(f"'{line.strip()}' names no move")
+        if len(tokens) < 2 or tokens[1] in NO_MOVE:
+            raise EngineProtocolError(f"'{clip(line.strip())}' names no move")
         return Reply(tokens[1], elapsed, best["score"], best["depth"])
 
 

@@ -8,7 +8,8 @@ Behaviours: `random` (a random legal move), `first` (the first legal move in pyf
 N-th go), `crash` (exits at its N-th go), `hang` (never answers its N-th go), `slow` (sleeps
 `--delay` seconds before each move), `slowstart` (sleeps `--delay` before the handshake
 answer), `mute` (never answers the handshake), `san` (answers in SAN instead of UCI notation),
-`slowplay` (GTP: sleeps `--delay` before acknowledging each `play`).
+`slowplay` (GTP: sleeps `--delay` before acknowledging each `play`), `flood` (2 GB without a
+newline at its N-th go), `none` (`bestmove (none)` at its N-th go).
 `--score CP` makes it report that score with every move (for adjudication tests).
 """
 
@@ -96,6 +97,17 @@ def main() -> None:
                     continue
                 if args.behaviour == "garbage":
                     say("bestmove")
+                    continue
+                if args.behaviour == "flood":  # 2 GB without a newline, then the move
+                    chunk = b"x" * (1 << 20)
+                    try:
+                        for _ in range(2048):
+                            sys.stdout.buffer.write(chunk)
+                    except (BrokenPipeError, OSError):
+                        sys.exit(0)
+                    sys.stdout.buffer.flush()
+                if args.behaviour == "none":
+                    say("bestmove (none)")
                     continue
             move = choose()
             if args.behaviour == "san" and gos == args.at:

@@ -184,3 +184,25 @@ def test_a_second_runner_on_the_same_database_is_refused_at_once(tmp_path):
             first.wait()
     assert first.returncode == 0, err
     assert games_in(db) == [1, 2, 3, 4, 5, 6] and "Finished match" in out
+
+
+def test_an_engine_that_never_ends_its_line_forfeits_and_the_runner_stays_small(tmp_path):
+    """An engine printing without a newline took 4.3 GB of the runner's memory: now a line over
+    1 MB is a protocol error, read and dropped a megabyte at a time, and the match goes on."""
+    code = ("import resource, subprocess, sys; "
+            "done = subprocess.run(sys.argv[1:], capture_output=True, text=True); "
+            "print(done.returncode); print(done.stdout); "
+            "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)")
+    # the runner is this child's child: ask it its peak in kilobytes through RUSAGE_CHILDREN
+    code = code.replace("RUSAGE_SELF", "RUSAGE_CHILDREN")
+    arguments = ["-variant", "duck", *engine_args("flooder", "--behaviour", "flood", "--at", "2"),
+                 *engine_args("steady"), "-games", "2", "-maxmoves", "10", "-recover"]
+    watcher = subprocess.run([sys.executable, "-c", code, *ENGINE_COMMAND, "match", *arguments],
+                             capture_output=True, text=True, timeout=600)
+    status, out = watcher.stdout.split("\n", 1)
+    peak_mb = int(watcher.stderr.split()[-1]) / 1024
+    assert status == "0", out
+    finished = [line for line in out.splitlines() if line.startswith("Finished game")]
+    assert len(finished) == 2 and all("protocol error: a line longer than 1 MB" in line
+                                      for line in finished), finished
+    assert peak_mb < 300, f"peak {peak_mb:.0f} MB"

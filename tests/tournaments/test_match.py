@@ -87,6 +87,7 @@ def test_mallard_beats_a_random_mover_at_connect_four():
     ("illegal", "Black makes an illegal move", "illegal move"),
     ("garbage", "Black makes a protocol error", "rules infraction"),
     ("san", "Black makes an illegal move", "illegal move"),
+    ("none", "Black makes a protocol error: 'bestmove (none)' names no move", "rules infraction"),
 ])
 def test_a_bad_move_forfeits(behaviour, reason, termination):
     match = run("duck", [scripted("good", "random"), scripted("bad", behaviour, at=2)], games=1)
