@@ -513,8 +513,8 @@ def ranking_lines(match, score_line: bool = True) -> list[str]:
         if match.penta.pairs:
             penta = match.penta
             lines.append(penta.fastchess_line())
-            lines.append(f"nElo: {penta.nelo():.2f} +/- {penta.nelo_error_margin():.2f} "
-                         f"({penta.pairs} pairs)")
+            lines.append(f"nElo: {_figure(penta.nelo(), 2)} +/- "
+                         f"{_figure(penta.nelo_error_margin(), 2)} ({penta.pairs} pairs)")
         llr = match.sprt_llr()
         if llr is not None:
             lines.append(match.sprt.cutechess_line(llr))
@@ -529,15 +529,19 @@ def ranking_lines(match, score_line: bool = True) -> list[str]:
         if not wdl.games:
             lines.append(f"{rank:>4} {standing.name:<24} {'-':>7} {'-':>7} {0:>7}")
             continue
-        lines.append(f"{rank:>4} {standing.name:<24} {_number(wdl.elo()):>7} "
-                     f"{_number(wdl.elo_error_margin()):>7} {wdl.games:>7} "
+        lines.append(f"{rank:>4} {standing.name:<24} {_figure(wdl.elo()):>7} "
+                     f"{_figure(wdl.elo_error_margin()):>7} {wdl.games:>7} "
                      f"{wdl.score * 100:>6.1f}% {wdl.draw_ratio * 100:>6.1f}%")
     return lines
 
 
-def _number(value: float) -> str:
-    return f"{value:.0f}" if math.isfinite(value) else ("inf" if value > 0 else
-                                                          "-inf" if value < 0 else "nan")
+def _figure(value: float, digits: int = 0) -> str:
+    """A statistic as our own lines print it: `n/a` where it has no value (no games, every
+    pair drawn 1-1), `inf`/`-inf` where it is unbounded. (The cutechess-style Elo line keeps
+    cutechess's own `nan`, which the tools that read it expect.)"""
+    if math.isnan(value):
+        return "n/a"
+    return f"{value:.{digits}f}" if math.isfinite(value) else ("inf" if value > 0 else "-inf")
 
 
 class RichProgress:

@@ -381,3 +381,21 @@ def test_bayesian_llr_stays_finite_when_draws_dominate():
     llr = sprt.llr_trinomial(0, 0, 247)
     assert math.isfinite(llr) and llr < 0
     assert Sprt(-61, -60, model="bayesian").llr_trinomial(0, 0, 247) == pytest.approx(-llr)
+
+
+def test_our_lines_print_n_a_where_a_figure_has_no_value():
+    """`nElo: nan +/- nan` when every pair was 1-1: a figure without a value reads n/a."""
+    from types import SimpleNamespace
+
+    from mallard.tournaments.cli import ranking_lines
+
+    def match(wdl, penta, names=("a", "b")):
+        engines = [SimpleNamespace(name=name) for name in names]
+        standings = [SimpleNamespace(name=name, wdl=wdl) for name in names]
+        return SimpleNamespace(engines=engines, wdl=wdl, penta=penta, standings=standings,
+                               sprt_llr=lambda: None)
+
+    lines = ranking_lines(match(WdlStats(wins=2, losses=2), PentaStats(wl=2)))
+    assert lines[-1] == "nElo: n/a +/- n/a (2 pairs)"
+    table = ranking_lines(match(WdlStats(wins=1), PentaStats(), names=("a", "b", "c")))
+    assert table[1].split()[2:4] == ["inf", "n/a"]  # unbounded, and no margin at all
