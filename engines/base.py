@@ -40,6 +40,12 @@ def clip(text: object, limit: int = ECHO_LIMIT) -> str:
     return f"{text[:limit]}... ({len(text)} characters)"
 
 
+def is_number(text: str) -> bool:
+    """Whether `text` is a whole number in ASCII digits, the only digits any notation of ours
+    takes (`str.isdecimal` also takes other scripts' digits, such as '٤')."""
+    return text.isascii() and text.isdecimal()
+
+
 class GameError(ValueError):
     """Base class for bad positions and moves; the message names the offending input."""
 

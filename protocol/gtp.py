@@ -26,7 +26,7 @@ import re
 from typing import Optional
 
 from mallard.engines import DEFAULT_GAMES, find_game
-from mallard.engines.base import LIMIT_MAX, GameError, Limits, Score
+from mallard.engines.base import LIMIT_MAX, GameError, Limits, Score, is_number
 from mallard.protocol import ENGINE_NAME, VERSION
 from mallard.protocol.frontend import FrontEnd
 from mallard.protocol.io import Input, Output, clip_error
@@ -62,7 +62,7 @@ class GtpFrontEnd(FrontEnd):
             return True
         words = line.split()
         ident = ""
-        if words[0].isdigit():
+        if is_number(words[0]):
             ident, words = words[0], words[1:]
             if not words:
                 self.out.write(f"?{ident} missing command\n\n")

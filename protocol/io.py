@@ -17,6 +17,8 @@ import threading
 import time
 from typing import Optional, TextIO
 
+from mallard.engines.base import is_number
+
 MAX_ERROR_LENGTH = 300  # characters of an error text echoed back: never a megabyte of input
 
 
@@ -84,7 +86,7 @@ class Input:
                     raw = raw.decode("utf-8", "replace")
                 line = raw.replace("\r", "").rstrip("\n")
                 words = line.split()
-                if words[:1] == ["quit"] or (len(words) == 2 and words[0].isdigit()
+                if words[:1] == ["quit"] or (len(words) == 2 and is_number(words[0])
                                              and words[1] == "quit"):
                     self._finish()
                 self.lines.put((time.perf_counter(), line))

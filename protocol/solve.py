@@ -3,19 +3,21 @@
 One position per input line (1-based column digits; an empty line is the empty board). Output per
 line: `<moves> <score>`; with analysis `<moves> s1 .. sW` (-1000 for a full column); weak solving
 prints the sign only; `--stats` appends `<nodes> <microseconds>`. A bad line prints
-`Line N: Invalid move M "<moves>" (reason)` on stderr and the run goes on.
+`Line N: Invalid move M "<moves>" (reason)` on stderr (a long line clipped, one over 1 MB read
+and dropped a piece at a time) and the run goes on.
 """
 
 from __future__ import annotations
 
 import time
-from typing import TextIO
+from typing import Iterator, TextIO
 
 from mallard.engines import compile_cache
-from mallard.engines.base import MoveError
+from mallard.engines.base import MoveError, clip
 from mallard.engines.connect4.book import default_book
 from mallard.engines.connect4.rules import Connect4Game
 from mallard.engines.connect4.solver import Solver
+from mallard.engines.processes import MAX_LINE_BYTES, OVERLONG_LINE, read_lines
 
 
 def run(stdin: TextIO, stdout: TextIO, stderr: TextIO, *, weak: bool = False,
@@ -25,13 +27,17 @@ def run(stdin: TextIO, stdout: TextIO, stderr: TextIO, *, weak: bool = False,
     compile_cache.announce_compile("cfour")
     solver = Solver(width, height, hash_mb=hash_mb, threads=threads,
                     book=default_book(width, height) if book else None)
-    for number, raw in enumerate(stdin, 1):
+    for number, raw in enumerate(_lines(stdin), 1):
+        if raw is OVERLONG_LINE:
+            stderr.write(f"Line {number}: Invalid line (longer than {MAX_LINE_BYTES} bytes)\n")
+            stderr.flush()
+            continue
         line = raw.strip()
         try:
             position = game.parse_sequence(line)
         except MoveError as error:
-            reason = str(error).split(": ", 1)[-1]
-            stderr.write(f'Line {number}: Invalid move {error.index} "{line}" ({reason})\n')
+            reason = clip(str(error).split(": ", 1)[-1])
+            stderr.write(f'Line {number}: Invalid move {error.index} "{clip(line)}" ({reason})\n')
             stderr.flush()
             continue
         started = time.perf_counter()
@@ -47,3 +53,10 @@ def run(stdin: TextIO, stdout: TextIO, stderr: TextIO, *, weak: bool = False,
         stdout.write(out + "\n")
         stdout.flush()
     return 0
+
+
+def _lines(stdin: TextIO) -> Iterator:
+    """The input's lines, bounded as every pipe we read is (a text stream without a byte
+    buffer, as tests pass, is read as it is)."""
+    buffer = getattr(stdin, "buffer", None)
+    return read_lines(buffer) if buffer is not None else stdin

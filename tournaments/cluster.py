@@ -19,6 +19,7 @@ import importlib
 import os
 from typing import Any, Callable, Iterable, Iterator, Optional
 
+from mallard.engines.base import is_number
 from mallard.engines.workpool import WorkPool
 
 INSTALL_HINT = "the cluster needs the distributed package: pip install 'mallard[cluster]'"
@@ -41,7 +42,7 @@ def parse_address(text: str) -> tuple[str, Optional[int]]:
         count = text[len(LOCAL) + 1:] if text != LOCAL else ""
         if not count:
             return LOCAL, os.cpu_count() or 1
-        if not count.isdigit() or int(count) < 1:
+        if not is_number(count) or int(count) < 1:
             raise ValueError(f"'{text}': local:N needs a whole number of workers, at least 1")
         return LOCAL, int(count)
     if text.startswith(REMOTE_SCHEMES) and len(text.split("://", 1)[1]) > 0:

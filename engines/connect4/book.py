@@ -30,6 +30,7 @@ from typing import Optional
 
 import numpy as np
 
+from mallard.engines.base import is_number
 from mallard.engines.compile_cache import in_background, notify
 from mallard.engines.connect4 import book_kernels as BK
 from mallard.engines.connect4 import kernels as K
@@ -244,7 +245,7 @@ def find_built_book(width: int, height: int) -> Optional[Path]:
         return None
     for path in directory.glob(prefix + "*.npz"):
         depth_text = path.name[len(prefix):-4]
-        if depth_text.isdecimal() and int(depth_text) > best_depth:
+        if is_number(depth_text) and int(depth_text) > best_depth:
             best, best_depth = path, int(depth_text)
     return best
 

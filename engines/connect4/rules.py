@@ -25,6 +25,7 @@ from mallard.engines.base import (
     Option,
     Position,
     PositionError,
+    is_number,
 )
 
 DEFAULT_WIDTH, DEFAULT_HEIGHT = 7, 6
@@ -175,7 +176,7 @@ class Connect4Position(Position):
         lower = raw.lower()
         if lower.startswith("p@"):
             square = lower[2:]
-            if len(square) < 2 or square[0] not in FILES[: self.width] or not square[1:].isdecimal():
+            if len(square) < 2 or square[0] not in FILES[: self.width] or not is_number(square[1:]):
                 raise MoveError(f"'{raw}' is not a drop on this board")
             column, rank = FILES.index(square[0]), int(square[1:])
             landing = self.column_height(column) + 1
@@ -186,7 +187,7 @@ class Connect4Position(Position):
             return column
         if len(lower) == 1 and lower in FILES[: self.width]:
             column = FILES.index(lower)
-        elif lower.isdecimal() and 1 <= int(lower) <= self.width:
+        elif is_number(lower) and 1 <= int(lower) <= self.width:
             column = int(lower) - 1
         else:
             raise MoveError(f"'{raw}' is not a move (use P@d1, a column letter or 1..{self.width})")
@@ -264,7 +265,7 @@ class Connect4Game(Game):
         """
         position = self.start_position()
         for index, char in enumerate(text):
-            if not char.isdecimal() or not 1 <= int(char) <= self.width:
+            if not is_number(char) or not 1 <= int(char) <= self.width:
                 raise MoveError(f"Invalid move {index + 1} '{char}': not a column 1..{self.width}",
                                 index + 1)
             column = int(char) - 1
@@ -315,7 +316,7 @@ class Connect4Game(Game):
             row: list[Optional[int]] = []
             number = ""
             for char in text_rank + " ":
-                if char.isdecimal():
+                if is_number(char):
                     number += char
                     continue
                 if number:
@@ -371,7 +372,7 @@ class Connect4Game(Game):
             if sorted(holdings) != sorted(expected):
                 raise PositionError(f"holdings '[{holdings}]' do not match the stones on the board")
         for counter in fields[4:6]:
-            if not counter.isdecimal():
+            if not is_number(counter):
                 raise PositionError(f"counter '{counter}' is not a number")
         if len(fields) > 6:
             raise PositionError(f"unexpected text after the FEN: '{' '.join(fields[6:])}'")

@@ -14,7 +14,7 @@ import re
 
 import numpy as np
 
-from mallard.engines.base import MoveError, PositionError
+from mallard.engines.base import MoveError, PositionError, is_number
 from mallard.engines.duck.board import (
     BLACK_BIT,
     CASTLE_BK,
@@ -63,7 +63,7 @@ MAX_COUNTER = (1 << 31) - 1  # the move counters' range in the kernels' state
 
 
 def _parse_counter(text: str, name: str) -> int:
-    if not text.isdecimal():
+    if not is_number(text):
         raise PositionError(f"{name} '{text}' is not a non-negative integer")
     value = int(text)
     if value > MAX_COUNTER:
@@ -119,7 +119,7 @@ def _read_placement(placement: str, state: np.ndarray) -> tuple[list[int], list[
         rank = 7 - row
         file = 0
         for char in rank_text:
-            if char.isdecimal():
+            if is_number(char):
                 file += int(char)
                 continue
             if file >= 8:

@@ -36,7 +36,7 @@ import chess.pgn
 import chess.svg
 import chess.variant
 
-from mallard.engines.base import MoveError, PositionError
+from mallard.engines.base import MoveError, PositionError, is_number
 from mallard.engines.duck import notation
 from mallard.engines.duck.board import (
     S_CASTLE,
@@ -358,7 +358,7 @@ class DuckBoard(chess.Board):
         if fen.count("*") == 1 and len(rows) == 8:
             row = next(index for index, text in enumerate(rows) if "*" in text)
             before, after = rows[row].split("*")
-            file = sum(int(char) if char.isdigit() else 1 for char in before)
+            file = sum(int(char) if is_number(char) else 1 for char in before)
             duck = chess.square(file, 7 - row)
             rows[row] = re.sub(r"\d+", lambda digits: str(sum(map(int, digits.group()))),
                                f"{before}1{after}")  # the duck's square is empty for python-chess

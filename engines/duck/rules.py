@@ -25,6 +25,7 @@ from mallard.engines.base import (
     Option,
     Position,
     PositionError,
+    is_number,
 )
 from mallard.engines.duck import notation
 from mallard.engines.duck.board import (
@@ -207,7 +208,7 @@ class DuckPosition(Position):
         rule = " +---+---+---+---+---+---+---+---+"
         lines = [rule]
         for rank_number, rank in zip(range(8, 0, -1), self.fen().split()[0].split("/")):
-            cells = "".join(" " * int(char) if char.isdecimal() else char for char in rank)
+            cells = "".join(" " * int(char) if is_number(char) else char for char in rank)
             lines.append(" | " + " | ".join(cells) + f" | {rank_number}")
             lines.append(rule)
         lines.append("   a   b   c   d   e   f   g   h")

@@ -29,6 +29,7 @@ from mallard.engines.base import (
     Option,
     Position,
     PositionError,
+    is_number,
 )
 from mallard.engines.uttt.board import (
     DRAWN,
@@ -287,11 +288,11 @@ def _read_move(raw: str) -> Optional[int]:
     if len(lower) == 2 and lower[0] in LETTERS and lower[1] in LETTERS:
         return LETTERS.index(lower[0]) * 9 + LETTERS.index(lower[1])
     upper = raw.upper()
-    if 2 <= len(upper) <= 2 and upper[0] in GTP_COLUMNS and upper[1].isdecimal() \
+    if 2 <= len(upper) <= 2 and upper[0] in GTP_COLUMNS and is_number(upper[1]) \
             and 1 <= int(upper[1]) <= 9:
         return move_from_grid(9 - int(upper[1]), GTP_COLUMNS.index(upper[0]))
     parts = raw.split()
-    if len(parts) == 2 and all(part.isdecimal() for part in parts):
+    if len(parts) == 2 and all(is_number(part) for part in parts):
         row, column = int(parts[0]), int(parts[1])
         if row < 9 and column < 9:
             return move_from_grid(row, column)

@@ -69,3 +69,22 @@ def test_bad_command_lines_exit_with_usage(argv):
     process = subprocess.run([sys.executable, "-m", "mallard.protocol.cli", *argv], capture_output=True,
                              text=True, timeout=60)
     assert process.returncode == 2 and "usage" in process.stderr
+
+
+def test_only_ascii_digits_are_columns():
+    """'٤٤٥٣' (Arabic-Indic digits) was solved as 4453."""
+    code, out, err = run_solve("٤٤٥٣\n4453\n")
+    assert code == 0 and out == "4453 -2\n"
+    assert err == 'Line 1: Invalid move 1 "٤٤٥٣" (not a column 1..7)\n'
+
+
+def test_a_bad_line_is_echoed_clipped_and_a_huge_one_not_at_all():
+    """A 1 MB bad line was echoed in full on stderr; one longer than 1 MB is not even held."""
+    long_line = "4" * 1_000_000
+    huge_line = "4" * 3_000_000
+    code, out, err = run_solve(f"{long_line}\n{huge_line}\n4453\n")
+    assert code == 0 and out == "4453 -2\n"
+    first, second = err.splitlines()
+    assert first == ('Line 1: Invalid move 7 "' + "4" * 80 + '... (1000000 characters)" '
+                     "(column 4 is full)")
+    assert second == "Line 2: Invalid line (longer than 1048576 bytes)"
