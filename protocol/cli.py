@@ -25,13 +25,15 @@ from mallard.engines.connect4.testsets import TEST_SETS
 from mallard.engines.duck.terms import TERM_NAMES, WEIGHT_GROUP_NAMES, parse_terms
 from mallard.engines.processes import mallard_command
 from mallard.engines.workpool import LocalPool, WorkPool
-from mallard.protocol import VERSION, print_notice
+from mallard.protocol import VERSION, interrupt, print_notice
 
 DESCRIPTION = ("A game-engine server: a perfect Connect Four solver, Duck Chess and Ultimate "
                "Tic-Tac-Toe behind UCI, UGI, GTP and the solver line protocol, and a match "
                "runner. Without a command it is the engine: the first line it reads chooses "
                "UCI, UGI or GTP.")
 EXIT_BROKEN_PIPE = 128 + 13  # what a C tool killed by SIGPIPE reports
+# Subcommands whose work runs in kernels on the main thread: Ctrl-C ends them at once
+KERNEL_COMMANDS = ("solve", "prove", "perft", "book", "bench", "warmup")
 
 
 # --- argument types: each refuses a bad value with a message argparse prints ------------------
@@ -821,6 +823,8 @@ def main(argv=None) -> int:
         if not getattr(args, "run", None):
             parser.print_help()
             return 0
+        if argv[0] in KERNEL_COMMANDS:
+            interrupt.end_on_interrupt()
         return args.run(args)
     except BrokenPipeError:
         return _reader_gone()

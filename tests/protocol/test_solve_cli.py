@@ -88,3 +88,35 @@ def test_a_bad_line_is_echoed_clipped_and_a_huge_one_not_at_all():
     assert first == ('Line 1: Invalid move 7 "' + "4" * 80 + '... (1000000 characters)" '
                      "(column 4 is full)")
     assert second == "Line 2: Invalid line (longer than 1048576 bytes)"
+
+
+@pytest.mark.parametrize("arguments, stdin", [
+    (["solve", "--width", "9", "--height", "6", "--no-book"], "\n"),  # minutes in one kernel
+    (["perft", "duck", "6"], None),
+])
+def test_ctrl_c_ends_a_long_kernel_at_once(arguments, stdin):
+    """Ctrl-C was ignored during a solve (only SIGTERM ended it): the kernel held the main
+    thread, where Python runs its signal handlers."""
+    import signal
+    import time
+
+    process = subprocess.Popen([sys.executable, "-m", "mallard.protocol.cli", *arguments],
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    try:
+        if stdin is not None:
+            process.stdin.write(stdin)
+            process.stdin.flush()
+        time.sleep(3)  # well into the kernel (the code is compiled already: the suite ran it)
+        assert process.poll() is None
+        sent = time.monotonic()
+        process.send_signal(signal.SIGINT)
+        process.wait(timeout=30)
+        took = time.monotonic() - sent
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    _, err = process.communicate()
+    assert process.returncode == 130 and "Traceback" not in err
+    assert took < 2, f"{took:.1f} s"
