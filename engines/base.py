@@ -29,6 +29,7 @@ from typing import Any, Callable, Iterable, Optional, Sequence
 import numpy as np
 
 ECHO_LIMIT = 80  # characters of a user's or an engine's text that a message repeats
+MESSAGE_LIMIT = 300  # characters of a whole error line a user is shown
 
 
 def clip(text: object, limit: int = ECHO_LIMIT) -> str:

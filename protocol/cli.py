@@ -20,7 +20,7 @@ import sys
 from typing import Iterator, Optional
 
 from mallard.engines import DEFAULT_GAMES, GAMES, compile_cache, find_game, game_names, get_game
-from mallard.engines.base import MAX_THREADS
+from mallard.engines.base import MAX_THREADS, MESSAGE_LIMIT, clip
 from mallard.engines.connect4.testsets import TEST_SETS
 from mallard.engines.duck.terms import TERM_NAMES, WEIGHT_GROUP_NAMES, parse_terms
 from mallard.engines.processes import mallard_command
@@ -830,10 +830,10 @@ def main(argv=None) -> int:
         return _reader_gone()
     except (ValueError, KeyError) as error:
         message = error.args[0] if isinstance(error, KeyError) and error.args else error
-        print(f"mallard: {message}", file=sys.stderr)
+        print(f"mallard: {clip(message, MESSAGE_LIMIT)}", file=sys.stderr)
         return 2
     except OSError as error:  # a file, directory or cluster the user named cannot be used
-        print(f"mallard: {error}", file=sys.stderr)
+        print(f"mallard: {clip(error, MESSAGE_LIMIT)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130

@@ -26,10 +26,10 @@ import re
 from typing import Optional
 
 from mallard.engines import DEFAULT_GAMES, find_game
-from mallard.engines.base import LIMIT_MAX, GameError, Limits, Score, is_number
+from mallard.engines.base import LIMIT_MAX, MESSAGE_LIMIT, GameError, Limits, Score, clip, is_number
 from mallard.protocol import ENGINE_NAME, VERSION
 from mallard.protocol.frontend import FrontEnd
-from mallard.protocol.io import Input, Output, clip_error
+from mallard.protocol.io import Input, Output
 from mallard.protocol.session import Session
 
 COLOURS = {"b": 0, "black": 0, "w": 1, "white": 1}
@@ -79,7 +79,7 @@ class GtpFrontEnd(FrontEnd):
         try:
             result = handler(args)
         except (GtpError, GameError) as error:  # a refused command: the state is kept
-            message = clip_error(" ".join(str(error).split()))  # one line, never an empty one
+            message = clip(" ".join(str(error).split()), MESSAGE_LIMIT)  # one line, never an empty one
             self.out.write(f"?{ident} {message}\n\n")
             return True
         text = "" if result is None else str(result)

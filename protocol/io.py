@@ -1,5 +1,6 @@
 """The engine process's stdin and stdout: `Input` reads lines on its own thread, `Output` writes
-them one at a time; `MAX_ERROR_LENGTH` and `clip_error` bound the error lines both front-ends print.
+them one at a time. The error lines the front-ends print are clipped to
+`mallard.engines.base.MESSAGE_LIMIT` by `mallard.engines.base.clip`, the one rule for echoing input.
 
 Threads: `Input` reads stdin on a daemon thread into a queue (None after the last line); the
 moment it reads `quit` (also GTP's `<id> quit`) or the end of input it calls the `on_finish`
@@ -18,15 +19,6 @@ import time
 from typing import Optional, TextIO
 
 from mallard.engines.base import is_number
-
-MAX_ERROR_LENGTH = 300  # characters of an error text echoed back: never a megabyte of input
-
-
-def clip_error(text: str) -> str:
-    """`text` cut to MAX_ERROR_LENGTH characters, with `...` when it was cut."""
-    if len(text) > MAX_ERROR_LENGTH:
-        return text[:MAX_ERROR_LENGTH] + "..."
-    return text
 
 
 class Output:

@@ -16,10 +16,19 @@ from __future__ import annotations
 import dataclasses
 from typing import Optional
 
-from mallard.engines.base import LIMIT_MAX, GameError, Limits, Score, SearchInfo, SearchResult
+from mallard.engines.base import (
+    LIMIT_MAX,
+    MESSAGE_LIMIT,
+    GameError,
+    Limits,
+    Score,
+    SearchInfo,
+    SearchResult,
+    clip,
+)
 from mallard.protocol import ENGINE_AUTHOR, ENGINE_NAME, VERSION
 from mallard.protocol.frontend import FrontEnd
-from mallard.protocol.io import Input, Output, clip_error
+from mallard.protocol.io import Input, Output
 from mallard.protocol.session import Session
 from mallard.protocol.signature import run_signature
 
@@ -96,7 +105,7 @@ class UciFrontEnd(FrontEnd):
 
     def _print_error(self, text: str, suffix: str = "") -> None:
         # one printable line whatever the client sent, and not a megabyte of it echoed back
-        text = clip_error("".join(c if c.isprintable() else "?" for c in text))
+        text = clip("".join(c if c.isprintable() else "?" for c in text), MESSAGE_LIMIT)
         self.out.line(f"info string error: {text}{suffix}")
         self.out.log(f"error: {text}{suffix}")
 

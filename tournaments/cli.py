@@ -26,7 +26,7 @@ import sys
 from typing import Callable, Optional, TextIO
 
 from mallard.engines import DEFAULT_GAMES, GAMES, find_game, get_game
-from mallard.engines.base import GameError
+from mallard.engines.base import MESSAGE_LIMIT, GameError, clip
 from mallard.tournaments.cluster import ClusterError, distributed_module, parse_address
 from mallard.tournaments.match import Match
 from mallard.tournaments.openings import OpeningError, read_openings
@@ -590,7 +590,7 @@ def main(argv: list[str], out: Optional[TextIO] = None) -> int:
     try:
         match, extras = build_match(argv)
     except (UsageError, OpeningError) as error:
-        print(f"mallard match: {error}", file=sys.stderr)
+        print(f"mallard match: {clip(error, MESSAGE_LIMIT)}", file=sys.stderr)
         return 2
     if match.cluster is not None:
         _quiet_dask()
@@ -616,7 +616,7 @@ def main(argv: list[str], out: Optional[TextIO] = None) -> int:
     except (StorageError, OSError) as error:
         if progress is not None:
             progress.close()
-        print(f"mallard match: {error}", file=sys.stderr)
+        print(f"mallard match: {clip(error, MESSAGE_LIMIT)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         if progress is not None:

@@ -20,7 +20,7 @@ import time
 from typing import Any, Callable, Optional
 
 from mallard.engines import find_game
-from mallard.engines.base import GameError, MoveError, Position, PositionError
+from mallard.engines.base import MESSAGE_LIMIT, GameError, MoveError, Position, PositionError, clip
 from mallard.protocol.board.engine import EngineLink, Search
 from mallard.protocol.board.view import (
     SIDE_LABELS,
@@ -147,7 +147,7 @@ class BoardSession:
             if asyncio.iscoroutine(result):
                 await result
         except (CommandError, GameError, EngineError) as error:
-            self.emit({"type": "error", "message": str(error)})
+            self.emit({"type": "error", "message": clip(error, MESSAGE_LIMIT)})
         except Exception as error:  # a bug: one line on the page, the game kept
             self.emit({"type": "error",
                        "message": f"internal error: {type(error).__name__}: {error}"})
