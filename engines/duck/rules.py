@@ -54,7 +54,6 @@ MAX_HASH_MB = 4096
 SELECTIVE_PIECES = (
     ("Late Move Reductions", "lmr", True),
     ("Null Move Pruning", "null", True),
-    ("Futility Pruning", "futility", False),
     ("Delta Pruning", "delta", True),
     ("Losing Capture Pruning", "losing", True),
     ("Reverse Futility Pruning", "reverse", False),

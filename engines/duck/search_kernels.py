@@ -39,22 +39,21 @@ fixed, and the root's: `pv_kernels`. The nodes here search null windows but for 
 exceptions noted there.
 
 Selectivity (ctx[C_SELECTIVITY], each piece a bit, SELECT_*): late-move reductions, a null move
-(the side passes its piece move; the duck still moves), futility, reverse futility and late move
-pruning near the leaves (which never skips a threat or an escape: `spared_by_late_pruning`),
-razoring (a node near the leaves whose evaluation is far below alpha takes its quiescence
-search's values when those stay at or below alpha), internal iterative reductions (a node the
-table knows no move for searched a ply shallower), cover reductions (once the common score holds
-beta, a quiet move can only cover the squares the duck blocks the common move on, and is
-searched a ply shallower first), and in quiescence delta and losing-capture
-pruning, from its third ply on captures only on the square of the last move (or of a king), and
-the table (depth 0 entries, which never replace a searched node's). Late-move reductions also
-work at the fixed-duck nodes of the principal variation and at the root, a ply less. What they
-skip stays fail-hard: a pruned move counts as worth at most alpha on the squares it is not
-blocked on (never as no move there, which would read as a fowling win), a null-move or
-reverse-futility cut as beta on every square, a razored node as its quiescence search's values;
-quiescence may leave out any capture, its standing pat being the floor. The null move, the
-futilities and razoring work in null windows only, they and the quiescence pieces away from mate
-scores.
+(the side passes its piece move; the duck still moves), reverse futility and late move pruning
+near the leaves (which never skips a threat or an escape: `spared_by_late_pruning`), razoring (a
+node near the leaves whose evaluation is far below alpha takes its quiescence search's values
+when those stay at or below alpha), internal iterative reductions (a node the table knows no
+move for searched a ply shallower), cover reductions (once the common score holds beta, a quiet
+move can only cover the squares the duck blocks the common move on, and is searched a ply
+shallower first), and in quiescence delta and losing-capture pruning, from its third ply on
+captures only on the square of the last move (or of a king), and the table (depth 0 entries,
+which never replace a searched node's). Late-move reductions also work at the fixed-duck nodes
+of the principal variation and at the root, a ply less. What they skip stays fail-hard: a pruned
+move counts as worth at most alpha on the squares it is not blocked on (never as no move there,
+which would read as a fowling win), a null-move or reverse-futility cut as beta on every square,
+a razored node as its quiescence search's values; quiescence may leave out any capture, its
+standing pat being the floor. The null move, reverse futility and razoring work in null windows
+only, they and the quiescence pieces away from mate scores.
 With every bit off the search is exact: it equals the full (piece move, duck square) enumeration
 (`enumeration`).
 
@@ -175,7 +174,6 @@ POLL_MASK = 255  # nodes between stop-flag checks: about 0.3 ms at 800 k nodes/s
 # Selectivity, the bits of ctx[C_SELECTIVITY] (0: the exact search the equivalence tests check)
 SELECT_LMR = 1           # late quiet moves searched shallower first (`LMR_REDUCTION`)
 SELECT_NULL = 2          # a pass searched shallower first: when even it fails high, cut
-SELECT_FUTILITY = 4      # near the leaves, quiet moves that cannot lift a low evaluation skipped
 SELECT_DELTA = 8         # in quiescence, captures that cannot lift the standing pat to alpha
 SELECT_LOSING = 16       # in quiescence, captures a pawn or knight takes back at a loss
 SELECT_REVERSE = 32      # near the leaves, an evaluation far above beta cuts before any move
@@ -189,8 +187,6 @@ SELECT_RAZOR = 2048      # near the leaves, an evaluation far below alpha: the c
 LMR_FIRST = 3            # the moves searched before any is reduced
 NULL_MIN_DEPTH = 3
 NULL_MIN_MOVES = 16      # fewer piece moves: passing may be what the side cannot do (fowling)
-FUTILITY_MAX_DEPTH = 2
-FUTILITY_MARGIN = 150    # centipawns per ply of depth left
 REVERSE_MAX_DEPTH = 3
 REVERSE_MARGIN = 120     # centipawns per ply of depth left
 RAZOR_MAX_DEPTH = 2
@@ -981,7 +977,6 @@ def search(state, undo, moves, order, ex, ctx, tt, busy, stop, ply, depth, alpha
         drawn == 0 else 0
     static = 0
     if ((selective & SELECT_NULL) != 0 and depth >= NULL_MIN_DEPTH) or \
-            ((selective & SELECT_FUTILITY) != 0 and depth <= FUTILITY_MAX_DEPTH) or \
             ((selective & SELECT_REVERSE) != 0 and depth <= REVERSE_MAX_DEPTH) or \
             ((selective & SELECT_RAZOR) != 0 and depth <= RAZOR_MAX_DEPTH):
         static = static_value(state, ctx)
@@ -1017,8 +1012,6 @@ def search(state, undo, moves, order, ex, ctx, tt, busy, stop, ply, depth, alpha
     qtable = (ctx[C_SELECTIVITY] & SELECT_QTABLE) != 0
     null = (selective & SELECT_NULL) != 0 and depth >= NULL_MIN_DEPTH and static >= beta and \
         end - base >= NULL_MIN_MOVES and not passed_last(state, undo)
-    futile = (selective & SELECT_FUTILITY) != 0 and depth <= FUTILITY_MAX_DEPTH and \
-        static + FUTILITY_MARGIN * depth <= alpha
     late = late_move_count(depth) if (selective & SELECT_LATE) != 0 and \
         depth <= LATE_MAX_DEPTH else MAX_MOVES
     busy_mask = ctx[C_BUSY_MASK] if depth >= BUSY_MIN_DEPTH else 0
@@ -1044,8 +1037,8 @@ def search(state, undo, moves, order, ex, ctx, tt, busy, stop, ply, depth, alpha
                 quiet = order[i] == DEFERRED_QUIET
             if not _can_matter(ex, lb, common, beta, move):
                 continue
-            if i > base and quiet and \
-                    (futile or (i - base >= late and not spared_by_late_pruning(state, move))):
+            if i > base and quiet and i - base >= late and \
+                    not spared_by_late_pruning(state, move):
                 # worth at most alpha here (fail-hard) wherever it is not blocked
                 ctx[C_RX] = -1
                 common, common_move, lowest = _absorb_child(state, ex, lb, ctx, -alpha_eff,

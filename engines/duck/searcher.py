@@ -56,7 +56,7 @@ from mallard.engines.watchdog import elapsed_ms
 DEFAULT_TERMS = TERM_MOBILITY | TERM_PAWNS | TERM_LONE_KING
 # the selective pieces of the search (`rules.SELECTIVE_PIECES`), each a bit of search_kernels'
 # ctx[C_SELECTIVITY]; all off is the exact search
-SELECTIVITY_BITS = {"lmr": SK.SELECT_LMR, "null": SK.SELECT_NULL, "futility": SK.SELECT_FUTILITY,
+SELECTIVITY_BITS = {"lmr": SK.SELECT_LMR, "null": SK.SELECT_NULL,
                     "delta": SK.SELECT_DELTA, "losing": SK.SELECT_LOSING,
                     "reverse": SK.SELECT_REVERSE, "late": SK.SELECT_LATE,
                     "iir": SK.SELECT_IIR, "recaptures": SK.SELECT_RECAPTURES,
