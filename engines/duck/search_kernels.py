@@ -39,21 +39,20 @@ fixed, and the root's: `pv_kernels`. The nodes here search null windows but for 
 exceptions noted there.
 
 Selectivity (ctx[C_SELECTIVITY], each piece a bit, SELECT_*): late-move reductions, a null move
-(the side passes its piece move; the duck still moves), reverse futility and late move pruning
-near the leaves (which never skips a threat or an escape: `spared_by_late_pruning`), razoring (a
-node near the leaves whose evaluation is far below alpha takes its quiescence search's values
-when those stay at or below alpha), internal iterative reductions (a node the table knows no
-move for searched a ply shallower), cover reductions (once the common score holds beta, a quiet
-move can only cover the squares the duck blocks the common move on, and is searched a ply
-shallower first), and in quiescence delta and losing-capture pruning, from its third ply on
-captures only on the square of the last move (or of a king), and the table (depth 0 entries,
-which never replace a searched node's). Late-move reductions also work at the fixed-duck nodes
-of the principal variation and at the root, a ply less. What they skip stays fail-hard: a pruned
-move counts as worth at most alpha on the squares it is not blocked on (never as no move there,
-which would read as a fowling win), a null-move or reverse-futility cut as beta on every square,
-a razored node as its quiescence search's values; quiescence may leave out any capture, its
-standing pat being the floor. The null move, reverse futility and razoring work in null windows
-only, they and the quiescence pieces away from mate scores.
+(the side passes its piece move; the duck still moves), late move pruning near the leaves (which
+never skips a threat or an escape: `spared_by_late_pruning`), razoring (a node near the leaves
+whose evaluation is far below alpha takes its quiescence search's values when those stay at or
+below alpha), internal iterative reductions (a node the table knows no move for searched a ply
+shallower), cover reductions (once the common score holds beta, a quiet move can only cover the
+squares the duck blocks the common move on, and is searched a ply shallower first), and in
+quiescence delta and losing-capture pruning, from its third ply on captures only on the square
+of the last move (or of a king), and the table (depth 0 entries, which never replace a searched
+node's). Late-move reductions also work at the fixed-duck nodes of the principal variation and
+at the root, a ply less. What they skip stays fail-hard: a pruned move counts as worth at most
+alpha on the squares it is not blocked on (never as no move there, which would read as a fowling
+win), a null-move cut as beta on every square, a razored node as its quiescence search's values;
+quiescence may leave out any capture, its standing pat being the floor. The null move and
+razoring work in null windows only, they and the quiescence pieces away from mate scores.
 With every bit off the search is exact: it equals the full (piece move, duck square) enumeration
 (`enumeration`).
 
@@ -176,7 +175,6 @@ SELECT_LMR = 1           # late quiet moves searched shallower first (`LMR_REDUC
 SELECT_NULL = 2          # a pass searched shallower first: when even it fails high, cut
 SELECT_DELTA = 8         # in quiescence, captures that cannot lift the standing pat to alpha
 SELECT_LOSING = 16       # in quiescence, captures a pawn or knight takes back at a loss
-SELECT_REVERSE = 32      # near the leaves, an evaluation far above beta cuts before any move
 SELECT_LATE = 64         # near the leaves, quiet moves after the first `late_move_count` skipped,
                          # but for threats and escapes (`spared_by_late_pruning`)
 SELECT_IIR = 128         # a node the table knows no move for searched a ply shallower
@@ -187,8 +185,6 @@ SELECT_RAZOR = 2048      # near the leaves, an evaluation far below alpha: the c
 LMR_FIRST = 3            # the moves searched before any is reduced
 NULL_MIN_DEPTH = 3
 NULL_MIN_MOVES = 16      # fewer piece moves: passing may be what the side cannot do (fowling)
-REVERSE_MAX_DEPTH = 3
-REVERSE_MARGIN = 120     # centipawns per ply of depth left
 RAZOR_MAX_DEPTH = 2
 RAZOR_MARGIN = 300       # centipawns per ply of depth left
 DELTA_MARGIN = 200       # centipawns beyond the piece taken
@@ -977,14 +973,8 @@ def search(state, undo, moves, order, ex, ctx, tt, busy, stop, ply, depth, alpha
         drawn == 0 else 0
     static = 0
     if ((selective & SELECT_NULL) != 0 and depth >= NULL_MIN_DEPTH) or \
-            ((selective & SELECT_REVERSE) != 0 and depth <= REVERSE_MAX_DEPTH) or \
             ((selective & SELECT_RAZOR) != 0 and depth <= RAZOR_MAX_DEPTH):
         static = static_value(state, ctx)
-    if (selective & SELECT_REVERSE) != 0 and depth <= REVERSE_MAX_DEPTH and \
-            static - REVERSE_MARGIN * depth >= beta and end - base >= NULL_MIN_MOVES:
-        # so far ahead that a few plies will not undo it: beta on every square, as a null-move
-        # cut (not with few moves, where the duck may leave the side none)
-        return _returns(ctx, beta, -1, beta, -1)
     if (selective & SELECT_RAZOR) != 0 and depth <= RAZOR_MAX_DEPTH and \
             static + RAZOR_MARGIN * depth <= alpha and end - base >= NULL_MIN_MOVES:
         # so far behind that only a capture could lift it: this node's quiescence search (its
