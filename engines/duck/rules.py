@@ -56,7 +56,6 @@ SELECTIVE_PIECES = (
     ("Null Move Pruning", "null", True),
     ("Delta Pruning", "delta", True),
     ("Losing Capture Pruning", "losing", True),
-    ("Late Move Pruning", "late", False),
     ("Internal Iterative Reductions", "iir", False),
     ("Quiescence Recaptures", "recaptures", True),
     ("Quiescence Table", "qtable", False),

@@ -39,20 +39,18 @@ fixed, and the root's: `pv_kernels`. The nodes here search null windows but for 
 exceptions noted there.
 
 Selectivity (ctx[C_SELECTIVITY], each piece a bit, SELECT_*): late-move reductions, a null move
-(the side passes its piece move; the duck still moves), late move pruning near the leaves (which
-never skips a threat or an escape: `spared_by_late_pruning`), razoring (a node near the leaves
-whose evaluation is far below alpha takes its quiescence search's values when those stay at or
-below alpha), internal iterative reductions (a node the table knows no move for searched a ply
+(the side passes its piece move; the duck still moves), razoring (a node near the leaves whose
+evaluation is far below alpha takes its quiescence search's values when those stay at or below
+alpha), internal iterative reductions (a node the table knows no move for searched a ply
 shallower), cover reductions (once the common score holds beta, a quiet move can only cover the
 squares the duck blocks the common move on, and is searched a ply shallower first), and in
 quiescence delta and losing-capture pruning, from its third ply on captures only on the square
 of the last move (or of a king), and the table (depth 0 entries, which never replace a searched
 node's). Late-move reductions also work at the fixed-duck nodes of the principal variation and
-at the root, a ply less. What they skip stays fail-hard: a pruned move counts as worth at most
-alpha on the squares it is not blocked on (never as no move there, which would read as a fowling
-win), a null-move cut as beta on every square, a razored node as its quiescence search's values;
-quiescence may leave out any capture, its standing pat being the floor. The null move and
-razoring work in null windows only, they and the quiescence pieces away from mate scores.
+at the root, a ply less. What they skip stays fail-hard: a null-move cut as beta on every
+square, a razored node as its quiescence search's values; quiescence may leave out any capture,
+its standing pat being the floor. The null move and razoring work in null windows only, they and
+the quiescence pieces away from mate scores.
 With every bit off the search is exact: it equals the full (piece move, duck square) enumeration
 (`enumeration`).
 
@@ -85,15 +83,7 @@ which no move has been found yet; one left at the end means S cannot move there:
 import numpy as np
 from numba import njit
 
-from mallard.engines.duck.bitboards import (
-    KING_TARGETS,
-    KNIGHT_TARGETS,
-    PAWN_CAPTURES,
-    bit_square,
-    lowest_index,
-    slider_attacks,
-    square_bit,
-)
+from mallard.engines.duck.bitboards import bit_square, lowest_index, square_bit
 from mallard.engines.duck.board import (
     KIND_EN_PASSANT,
     MAX_MOVES,
@@ -106,7 +96,6 @@ from mallard.engines.duck.board import (
     S_HALFMOVE,
     S_KEY,
     S_KING,
-    S_OCCUPIED,
     S_SIDE,
     STEPS,
 )
@@ -117,7 +106,6 @@ from mallard.engines.duck.kernels import (
     has_piece_move,
     is_blocked,
     last_move,
-    own_pieces,
     passed_last,
     path_end,
     pop_move,
@@ -175,8 +163,6 @@ SELECT_LMR = 1           # late quiet moves searched shallower first (`LMR_REDUC
 SELECT_NULL = 2          # a pass searched shallower first: when even it fails high, cut
 SELECT_DELTA = 8         # in quiescence, captures that cannot lift the standing pat to alpha
 SELECT_LOSING = 16       # in quiescence, captures a pawn or knight takes back at a loss
-SELECT_LATE = 64         # near the leaves, quiet moves after the first `late_move_count` skipped,
-                         # but for threats and escapes (`spared_by_late_pruning`)
 SELECT_IIR = 128         # a node the table knows no move for searched a ply shallower
 SELECT_RECAPTURES = 256  # deep in quiescence, only captures on the last move's square (and kings)
 SELECT_QTABLE = 512      # quiescence nodes read and write the table (depth 0 entries)
@@ -189,7 +175,6 @@ RAZOR_MAX_DEPTH = 2
 RAZOR_MARGIN = 300       # centipawns per ply of depth left
 DELTA_MARGIN = 200       # centipawns beyond the piece taken
 RECAPTURES_FROM = 3      # quiescence plies before `SELECT_RECAPTURES` narrows the captures
-LATE_MAX_DEPTH = 3
 IIR_MIN_DEPTH = 4
 KNIGHT_JUMPS = np.array([14, 18, 31, 33, -14, -18, -31, -33], dtype=np.int64)
 KILLER_KEY = 1 << 35     # ordering keys from here up: the table's move, captures, killers
@@ -301,13 +286,6 @@ def _resolved(value, flag, alpha, beta):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def late_move_count(depth):
-    """Moves tried at a node of `depth` <= LATE_MAX_DEPTH before late move pruning skips the
-    quiet ones (6, 12, 22: a duck position has 30-40 piece moves)."""
-    return 4 + 2 * depth * depth
-
-
-@njit(cache=True, nogil=True, _nrt=False)
 def score_moves(state, moves, order, start, end, tt_move, ctx, ply):
     """The ordering keys of moves[start:end] into order[start:end]: the table's move, king
     captures, other captures and promotions (most valuable victim, least valuable attacker),
@@ -340,26 +318,6 @@ def score_moves(state, moves, order, start, end, tt_move, ctx, ply):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def threatens(state, move):
-    """Whether the quiet piece move `move` of the side to move leaves the moved piece attacking
-    an enemy piece, the king included (the duck is not on the board: it blocks no line here)."""
-    frm = move & 0x7F
-    to = (move >> MOVE_TO_SHIFT) & 0x7F
-    kind = state[frm] & 7
-    b = _index64(to)
-    if kind == 1:
-        targets = PAWN_CAPTURES[state[S_SIDE], b]
-    elif kind == 2:
-        targets = KNIGHT_TARGETS[b]
-    elif kind == 6:
-        targets = KING_TARGETS[b]
-    else:
-        occupied = (state[S_OCCUPIED] & ~square_bit(frm)) | square_bit(to)
-        targets = slider_attacks(b, kind, occupied)
-    return targets & state[S_OCCUPIED] & ~own_pieces(state) != 0
-
-
-@njit(cache=True, nogil=True, _nrt=False)
 def cheapest_unblockable_attacker(state, sq):
     """The kind of the cheapest enemy piece attacking `sq` with an attack no duck can block: 1
     for a pawn, 2 for a knight (when no pawn attacks), 0 for neither."""
@@ -374,25 +332,6 @@ def cheapest_unblockable_attacker(state, sq):
         if frm & 0x88 == 0 and state[frm] == enemy + 2:
             return 2
     return 0
-
-
-@njit(cache=True, nogil=True, _nrt=False)
-def in_danger(state, sq):
-    """Whether the piece of the side to move on `sq` is attacked by an enemy pawn (a pawn
-    itself is not), or by an enemy knight while it is a rook, a queen or the king: attacks
-    that no duck can block, and that take more than they risk."""
-    kind = state[sq] & 7
-    attacker = cheapest_unblockable_attacker(state, sq)
-    return (attacker == 1 and kind != 1) or (attacker == 2 and kind > 3)
-
-
-@njit(cache=True, nogil=True, _nrt=False)
-def spared_by_late_pruning(state, move):
-    """Late move pruning never skips a quiet move whose piece then attacks an enemy piece, nor
-    one that moves a piece in danger (`in_danger`): a late quiet move that attacks nothing
-    lifts its node above alpha 2 to 130 times less often than one that attacks (README, "Depth
-    at the start", eleventh and twelfth sessions)."""
-    return threatens(state, move) or in_danger(state, move & 0x7F)
 
 
 @njit(cache=True, nogil=True, _nrt=False)
@@ -1002,8 +941,6 @@ def search(state, undo, moves, order, ex, ctx, tt, busy, stop, ply, depth, alpha
     qtable = (ctx[C_SELECTIVITY] & SELECT_QTABLE) != 0
     null = (selective & SELECT_NULL) != 0 and depth >= NULL_MIN_DEPTH and static >= beta and \
         end - base >= NULL_MIN_MOVES and not passed_last(state, undo)
-    late = late_move_count(depth) if (selective & SELECT_LATE) != 0 and \
-        depth <= LATE_MAX_DEPTH else MAX_MOVES
     busy_mask = ctx[C_BUSY_MASK] if depth >= BUSY_MIN_DEPTH else 0
     # i == base - 1 is the pass (null move), searched first when `null`; with other threads,
     # steps from `end` on are the second pass over the moves deferred in the first
@@ -1026,13 +963,6 @@ def search(state, undo, moves, order, ex, ctx, tt, busy, stop, ply, depth, alpha
                 move = moves[i]
                 quiet = order[i] == DEFERRED_QUIET
             if not _can_matter(ex, lb, common, beta, move):
-                continue
-            if i > base and quiet and i - base >= late and \
-                    not spared_by_late_pruning(state, move):
-                # worth at most alpha here (fail-hard) wherever it is not blocked
-                ctx[C_RX] = -1
-                common, common_move, lowest = _absorb_child(state, ex, lb, ctx, -alpha_eff,
-                                                            move, common, common_move, lowest)
                 continue
             if lmr and i - base >= LMR_FIRST and quiet:
                 # a late quiet move: shallower first, less so on the principal variation

@@ -3,9 +3,7 @@ delivers the value the search claims, limits and stopping."""
 
 import threading
 import time
-from pathlib import Path
 
-import chess
 import numpy as np
 import pyffish
 import pytest
@@ -25,7 +23,6 @@ from mallard.engines.duck.searcher import (
     root_state,
 )
 from mallard.engines.search_common import INF
-from mallard.tournaments.openings import read_openings
 from tests.engines.duck.conftest import fen_pieces, random_positions
 
 
@@ -337,52 +334,6 @@ def test_losing_capture_pruning_knows_who_takes_back_as_pyffish_does(game):
     assert seen[True] >= 10 and seen[False] >= 50, seen
 
 
-def _board_without_duck(fen):
-    """The python-chess board of a Duck Chess FEN, the duck left out (no piece stands there)."""
-    board = chess.Board(None)
-    for (file, rank), char in fen_pieces(fen).items():
-        if char != "*":
-            board.set_piece_at(chess.square(file, rank), chess.Piece.from_symbol(char))
-    board.turn = fen.split()[1] == "w"
-    return board
-
-
-def test_late_move_pruning_spares_threats_and_escapes_as_python_chess_sees_them(game):
-    """`threatens` and `in_danger` against python-chess's attack sets on the board without the
-    duck: a quiet move threatens when its piece, moved, attacks an enemy piece; a piece is in
-    danger when an enemy pawn attacks it (a pawn itself not), or an enemy knight attacks a
-    rook, queen or king."""
-    seen = {"threat": 0, "quiet": 0, "danger": 0, "safe": 0}
-    for position in random_positions(game, 60, 31):
-        if position.result() is not None:
-            continue
-        board = _board_without_duck(position.fen())
-        them = not board.turn
-        for move in position.piece_moves():
-            move = int(move)
-            text = position.format_move(move).split(",")[0]
-            frm, to = chess.parse_square(text[:2]), chess.parse_square(text[2:4])
-            piece = board.piece_at(frm)
-            sideways = chess.square_file(frm) != chess.square_file(to)
-            if board.piece_at(to) is not None or len(text) > 4 or \
-                    (piece.piece_type == chess.PAWN and sideways):
-                continue  # captures, en passant and promotions are not quiet
-            after = board.copy()
-            after.remove_piece_at(frm)
-            after.set_piece_at(to, piece)
-            threat = bool(after.attacks(to) & after.occupied_co[them])
-            attackers = board.attackers(them, frm)
-            danger = (piece.piece_type != chess.PAWN and bool(attackers & board.pawns)) or \
-                (piece.piece_type in (chess.ROOK, chess.QUEEN, chess.KING)
-                 and bool(attackers & board.knights))
-            assert SK.threatens(position.state.copy(), move) == threat, (position.fen(), text)
-            assert SK.in_danger(position.state.copy(), move & 0x7F) == danger, \
-                (position.fen(), text)
-            seen["threat" if threat else "quiet"] += 1
-            seen["danger" if danger else "safe"] += 1
-    assert min(seen.values()) >= 20, seen
-
-
 # a middle game with captures everywhere, some of them defended by pawns and knights
 BUSY_CENTRE = "r1bqkb1r/ppp2ppp/2n2n2/3pp3/3PP3/2N2N2/PPP2PPP/R1BQKB1R w KQkq - 0 5"
 
@@ -402,21 +353,6 @@ def test_a_pruning_piece_shrinks_the_search(game, piece):
         searched = searcher.search(position, Limits(depth=5)).nodes
         nodes[on] = int(searcher.buffers.ctx[SK.C_QNODES]) if in_quiescence else searched
     assert nodes[True] < nodes[False]
-
-
-def test_late_move_pruning_shrinks_the_search_of_the_openings(game):
-    """Over the first openings of the self-play book. (On the crowded middle game BUSY_CENTRE
-    the pruning that spares threats and escapes searches more nodes at depths 4 to 6, not
-    fewer, so the piece is held to what it does over many positions.)"""
-    book = Path(__file__).parents[3] / "tournaments" / "data" / "duck-2ply.moves"
-    nodes = {False: 0, True: 0}
-    for opening in read_openings(str(book), game, "moves")[:12]:
-        position = game.start_position().play_text(opening.moves)
-        for on in (False, True):
-            searcher = DuckSearcher(game, hash_mb=16)
-            searcher.set_selective("late", on)
-            nodes[on] += searcher.search(position, Limits(depth=5)).nodes
-    assert nodes[True] < 0.9 * nodes[False], nodes
 
 
 def test_cover_reductions_reduce_only_where_late_move_reductions_do(game):
