@@ -56,7 +56,6 @@ SELECTIVE_PIECES = (
     ("Null Move Pruning", "null", True),
     ("Delta Pruning", "delta", True),
     ("Losing Capture Pruning", "losing", True),
-    ("Internal Iterative Reductions", "iir", False),
     ("Quiescence Recaptures", "recaptures", True),
     ("Quiescence Table", "qtable", False),
     ("Cover Reductions", "cover", False),

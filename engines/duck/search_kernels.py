@@ -41,8 +41,7 @@ exceptions noted there.
 Selectivity (ctx[C_SELECTIVITY], each piece a bit, SELECT_*): late-move reductions, a null move
 (the side passes its piece move; the duck still moves), razoring (a node near the leaves whose
 evaluation is far below alpha takes its quiescence search's values when those stay at or below
-alpha), internal iterative reductions (a node the table knows no move for searched a ply
-shallower), cover reductions (once the common score holds beta, a quiet move can only cover the
+alpha), cover reductions (once the common score holds beta, a quiet move can only cover the
 squares the duck blocks the common move on, and is searched a ply shallower first), and in
 quiescence delta and losing-capture pruning, from its third ply on captures only on the square
 of the last move (or of a king), and the table (depth 0 entries, which never replace a searched
@@ -163,7 +162,6 @@ SELECT_LMR = 1           # late quiet moves searched shallower first (`LMR_REDUC
 SELECT_NULL = 2          # a pass searched shallower first: when even it fails high, cut
 SELECT_DELTA = 8         # in quiescence, captures that cannot lift the standing pat to alpha
 SELECT_LOSING = 16       # in quiescence, captures a pawn or knight takes back at a loss
-SELECT_IIR = 128         # a node the table knows no move for searched a ply shallower
 SELECT_RECAPTURES = 256  # deep in quiescence, only captures on the last move's square (and kings)
 SELECT_QTABLE = 512      # quiescence nodes read and write the table (depth 0 entries)
 SELECT_COVER = 1024      # a quiet move that can only cover the common move's blocked squares: a ply less
@@ -175,7 +173,6 @@ RAZOR_MAX_DEPTH = 2
 RAZOR_MARGIN = 300       # centipawns per ply of depth left
 DELTA_MARGIN = 200       # centipawns beyond the piece taken
 RECAPTURES_FROM = 3      # quiescence plies before `SELECT_RECAPTURES` narrows the captures
-IIR_MIN_DEPTH = 4
 KNIGHT_JUMPS = np.array([14, 18, 31, 33, -14, -18, -31, -33], dtype=np.int64)
 KILLER_KEY = 1 << 35     # ordering keys from here up: the table's move, captures, killers
 
@@ -900,8 +897,6 @@ def search(state, undo, moves, order, ex, ctx, tt, busy, stop, ply, depth, alpha
     if answered and drawn == 0:  # an entry of an earlier search may not know the draws
         return _returns(ctx, score, rx, re, rx2)
 
-    if (ctx[C_SELECTIVITY] & SELECT_IIR) != 0 and tt_move == 0 and depth >= IIR_MIN_DEPTH:
-        depth -= 1
     base = ply * MAX_MOVES
     end = generate_piece_moves(state, moves, base, -1)
     if end == base:

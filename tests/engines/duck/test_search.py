@@ -414,33 +414,6 @@ def test_razoring_hands_a_hopeless_node_to_its_quiescence_search(game):
     assert node(razor, 1, alpha) == node(0, 1, alpha)
 
 
-def test_internal_iterative_reductions_take_a_ply_off_a_node_the_table_knows_no_move_for(game):
-    """From depth 4 (`IIR_MIN_DEPTH`) on, a node without a table move is searched as one a ply
-    shallower, node for node; once the table holds its move, it is searched at its own depth."""
-
-    position = game.parse_position(BUSY_CENTRE)
-
-    def searched(depths, selectivity):
-        buffers = SearchBuffers(16)
-        buffers.start(selectivity=selectivity)
-        state = root_state(position)
-        found = []
-        for depth in depths:
-            value = SK.search(state, buffers.undo, buffers.moves, buffers.order, buffers.ex,
-                              buffers.ctx, buffers.tt, buffers.busy, buffers.stop, 1, depth,
-                              -INF, INF)
-            found.append((int(value), buffers.nodes))
-        return found
-
-    iir = SK.SELECT_IIR
-    assert SK.IIR_MIN_DEPTH == 4
-    assert searched([3], iir) == searched([3], 0)
-    assert searched([4], iir) == searched([3], 0)
-    assert searched([5], iir) == searched([4], 0)
-    assert searched([3, 4], iir) == searched([3, 4], 0)
-    assert searched([3, 4], 0)[1][1] > searched([3], 0)[0][1] * 2
-
-
 def test_quiescence_recaptures_take_only_on_the_last_square_from_the_third_ply(game):
     """White's knight has just taken on a7 and Black's c-pawn can take the queen on d4, which
     no duck square stops. From the third quiescence ply on, with the piece on, only a7 may be
