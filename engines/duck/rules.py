@@ -57,7 +57,6 @@ SELECTIVE_PIECES = (
     ("Delta Pruning", "delta", True),
     ("Losing Capture Pruning", "losing", True),
     ("Quiescence Recaptures", "recaptures", True),
-    ("Quiescence Table", "qtable", False),
     ("Cover Reductions", "cover", False),
     ("Razoring", "razor", True),
 )

@@ -43,13 +43,12 @@ Selectivity (ctx[C_SELECTIVITY], each piece a bit, SELECT_*): late-move reductio
 evaluation is far below alpha takes its quiescence search's values when those stay at or below
 alpha), cover reductions (once the common score holds beta, a quiet move can only cover the
 squares the duck blocks the common move on, and is searched a ply shallower first), and in
-quiescence delta and losing-capture pruning, from its third ply on captures only on the square
-of the last move (or of a king), and the table (depth 0 entries, which never replace a searched
-node's). Late-move reductions also work at the fixed-duck nodes of the principal variation and
-at the root, a ply less. What they skip stays fail-hard: a null-move cut as beta on every
-square, a razored node as its quiescence search's values; quiescence may leave out any capture,
-its standing pat being the floor. The null move and razoring work in null windows only, they and
-the quiescence pieces away from mate scores.
+quiescence delta and losing-capture pruning and, from its third ply on, captures only on the
+square of the last move (or of a king). Late-move reductions also work at the fixed-duck nodes
+of the principal variation and at the root, a ply less. What they skip stays fail-hard: a
+null-move cut as beta on every square, a razored node as its quiescence search's values;
+quiescence may leave out any capture, its standing pat being the floor. The null move and
+razoring work in null windows only, they and the quiescence pieces away from mate scores.
 With every bit off the search is exact: it equals the full (piece move, duck square) enumeration
 (`enumeration`).
 
@@ -163,7 +162,6 @@ SELECT_NULL = 2          # a pass searched shallower first: when even it fails h
 SELECT_DELTA = 8         # in quiescence, captures that cannot lift the standing pat to alpha
 SELECT_LOSING = 16       # in quiescence, captures a pawn or knight takes back at a loss
 SELECT_RECAPTURES = 256  # deep in quiescence, only captures on the last move's square (and kings)
-SELECT_QTABLE = 512      # quiescence nodes read and write the table (depth 0 entries)
 SELECT_COVER = 1024      # a quiet move that can only cover the common move's blocked squares: a ply less
 SELECT_RAZOR = 2048      # near the leaves, an evaluation far below alpha: the captures alone decide
 LMR_FIRST = 3            # the moves searched before any is reduced
@@ -650,7 +648,7 @@ def _store(tt, ctx, at, key, ply, depth, move, score, re, rx, rx2, alpha, beta):
 
 @njit(cache=True, nogil=True, _nrt=False)
 def _table_answer(tt, ctx, key, ply, depth, alpha, beta):
-    """What the table holds for the node `key` of `depth` (0: quiescence) in (alpha, beta):
+    """What the table holds for the node `key` of `depth` in (alpha, beta):
     (answered, move, score, rx, re, rx2); answered when the entry is deep enough (its own depth,
     or any deeper one unless ctx[C_TT_SAME_DEPTH]) and both its score and RE are resolved for
     the window; either of the bucket's entries may answer. The move (0: none; the deeper
@@ -741,7 +739,7 @@ def loses_to_recapture(state, move):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def quiescence(state, undo, moves, order, ex, ctx, tt, stop, ply, alpha, beta):
+def quiescence(state, undo, moves, order, ex, ctx, stop, ply, alpha, beta):
     """Captures only, with standing pat; the same exception bookkeeping as `search`."""
     ctx[C_QNODES] += 1
     count_node(ctx, stop, POLL_MASK)
@@ -753,10 +751,6 @@ def quiescence(state, undo, moves, order, ex, ctx, tt, stop, ply, alpha, beta):
     if lost != 0:
         return _returns(ctx, lost, -1, lost, -1)
     base = ply * MAX_MOVES
-    use_table = (ctx[C_SELECTIVITY] & SELECT_QTABLE) != 0
-    key = state[S_KEY]
-    if use_table:
-        prefetch(tt, _slot(ctx, key))  # read after the evaluation, which hides the wait
     stand = static_value(state, ctx)
     if stand >= beta:
         # a lower bound at or above beta whether or not the side has a move (with none it
@@ -766,17 +760,11 @@ def quiescence(state, undo, moves, order, ex, ctx, tt, stop, ply, alpha, beta):
         if not has_piece_move(state):
             return _returns(ctx, MATE - ply, -1, MATE - ply, -1)
         return _returns(ctx, stand, -1, stand, -1)
-    tt_move = 0
-    if use_table:
-        answered, tt_move, score, rx, re, rx2 = _table_answer(tt, ctx, key, ply, 0, alpha, beta)
-        if answered:
-            return _returns(ctx, score, rx, re, rx2)
     end = generate_captures(state, moves, base)
     if end == base and not has_piece_move(state):
-        # asked only now: a capture is a piece move, and most nodes here have one. (No node
-        # without a move ever stores one, so the table above cannot have answered for it.)
+        # asked only now: a capture is a piece move, and most nodes here have one
         return _returns(ctx, MATE - ply, -1, MATE - ply, -1)
-    score_moves(state, moves, order, base, end, tt_move, ctx, ply)
+    score_moves(state, moves, order, base, end, 0, ctx, ply)
     lb = ply * EX_STRIDE
     _open_list(ex, lb)
     common = stand
@@ -809,8 +797,7 @@ def quiescence(state, undo, moves, order, ex, ctx, tt, stop, ply, alpha, beta):
         if losing and loses_to_recapture(state, move):
             continue  # quiescence may leave out any capture: the standing pat stays the floor
         push_piece_move(state, undo, move)
-        value = quiescence(state, undo, moves, order, ex, ctx, tt, stop, ply + 1, -beta,
-                           -alpha_eff)
+        value = quiescence(state, undo, moves, order, ex, ctx, stop, ply + 1, -beta, -alpha_eff)
         pop_move(state, undo)
         if ctx[C_ABORTED]:
             _close_list(ex, lb)
@@ -819,12 +806,7 @@ def quiescence(state, undo, moves, order, ex, ctx, tt, stop, ply, alpha, beta):
                                                     common_move, lowest)
         if lowest >= beta:
             break
-    score, best = _finish(ex, lb, common, common_move, ctx)
-    if use_table:
-        at = _replacement(tt, ctx, key, 0)
-        if unpack_entry(tt[at + 1])[1] == 0:  # never over a searched node's entry (depth 1 up)
-            _store(tt, ctx, at, key, ply, 0, best, score, ctx[C_RE], ctx[C_RX], ctx[C_RX2],
-                   alpha, beta)
+    score, _ = _finish(ex, lb, common, common_move, ctx)
     return score
 
 
@@ -880,7 +862,7 @@ def search(state, undo, moves, order, ex, ctx, tt, busy, stop, ply, depth, alpha
     if depth <= 0:
         if ctx[C_QSEARCH]:
             ctx[C_QUIESCENCE_START] = ply
-            return quiescence(state, undo, moves, order, ex, ctx, tt, stop, ply, alpha, beta)
+            return quiescence(state, undo, moves, order, ex, ctx, stop, ply, alpha, beta)
         ctx[C_NODES] += 1
         return _leaf(state, moves, ctx, ply)
     count_node(ctx, stop, POLL_MASK)
@@ -916,7 +898,7 @@ def search(state, undo, moves, order, ex, ctx, tt, busy, stop, ply, depth, alpha
         # at or below alpha, it stands for the node (not with few moves, which the duck could
         # all block: a win the standing pat would not see)
         ctx[C_QUIESCENCE_START] = ply
-        value = quiescence(state, undo, moves, order, ex, ctx, tt, stop, ply, alpha, beta)
+        value = quiescence(state, undo, moves, order, ex, ctx, stop, ply, alpha, beta)
         if value <= alpha or ctx[C_ABORTED]:
             return value
         end = generate_piece_moves(state, moves, base, -1)  # quiescence wrote its captures there
@@ -933,7 +915,6 @@ def search(state, undo, moves, order, ex, ctx, tt, busy, stop, ply, depth, alpha
     cut = False
     lmr = (ctx[C_SELECTIVITY] & SELECT_LMR) != 0 and depth >= 3
     cover = lmr and (ctx[C_SELECTIVITY] & SELECT_COVER) != 0
-    qtable = (ctx[C_SELECTIVITY] & SELECT_QTABLE) != 0
     null = (selective & SELECT_NULL) != 0 and depth >= NULL_MIN_DEPTH and static >= beta and \
         end - base >= NULL_MIN_MOVES and not passed_last(state, undo)
     busy_mask = ctx[C_BUSY_MASK] if depth >= BUSY_MIN_DEPTH else 0
@@ -968,9 +949,9 @@ def search(state, undo, moves, order, ex, ctx, tt, busy, stop, ply, depth, alpha
                 # searched again at full depth, as any reduced move that fails high)
                 reduction = min(reduction + 1, depth - 2)
             push_piece_move(state, undo, move)
-            if depth - reduction > 1 or qtable:
-                # the child reads its bucket first (a leaf's quiescence reads none without
-                # its table: a prefetch there only evicts lines the search still uses)
+            if depth - reduction > 1:
+                # the child reads its bucket first (a leaf's quiescence reads none: a
+                # prefetch there only evicts lines the search still uses)
                 prefetch(tt, _slot(ctx, state[S_KEY]))
             if busy_mask:
                 child_key = state[S_KEY]

@@ -11,7 +11,6 @@ import pytest
 from mallard.engines.base import Limits
 from mallard.engines.driver import HELPERS_FROM_DEPTH
 from mallard.engines.duck import search_kernels as SK
-from mallard.engines.duck.board import S_KEY
 from mallard.engines.duck.evaluation import MATERIAL
 from mallard.engines.duck.searcher import (
     DEFAULT_SELECTIVITY,
@@ -342,10 +341,10 @@ BUSY_CENTRE = "r1bqkb1r/ppp2ppp/2n2n2/3pp3/3PP3/2N2N2/PPP2PPP/R1BQKB1R w KQkq - 
 # them grows or shrinks as the values they return change (with the recaptures piece here, since
 # the root's late-move reductions, 43,828 nodes against 42,539 in all, of them 37,399
 # quiescence nodes against 40,716)
-@pytest.mark.parametrize("piece", ["losing", "recaptures", "qtable", "razor"])
+@pytest.mark.parametrize("piece", ["losing", "recaptures", "razor"])
 def test_a_pruning_piece_shrinks_the_search(game, piece):
     position = game.parse_position(BUSY_CENTRE)
-    in_quiescence = piece in ("losing", "recaptures", "qtable")
+    in_quiescence = piece in ("losing", "recaptures")
     nodes = {}
     for on in (False, True):
         searcher = DuckSearcher(game, hash_mb=16)
@@ -383,13 +382,13 @@ def test_razoring_hands_a_hopeless_node_to_its_quiescence_search(game):
         buffers = SearchBuffers(16)
         buffers.start(selectivity=selectivity)
         state = root_state(position)
-        args = (state, buffers.undo, buffers.moves, buffers.order, buffers.ex, buffers.ctx,
-                buffers.tt)
+        args = (state, buffers.undo, buffers.moves, buffers.order, buffers.ex, buffers.ctx)
         if depth == 0:
             buffers.ctx[SK.C_QUIESCENCE_START] = 1
             value = SK.quiescence(*args, buffers.stop, 1, alpha, alpha + 1)
         else:
-            value = SK.search(*args, buffers.busy, buffers.stop, 1, depth, alpha, alpha + 1)
+            value = SK.search(*args, buffers.tt, buffers.busy, buffers.stop, 1, depth, alpha,
+                              alpha + 1)
         ctx = buffers.ctx
         return int(value), int(ctx[SK.C_RX]), int(ctx[SK.C_RE]), buffers.nodes
 
@@ -431,7 +430,7 @@ def test_quiescence_recaptures_take_only_on_the_last_square_from_the_third_ply(g
         push_piece_move(state, buffers.undo, capture)
         buffers.ctx[SK.C_QUIESCENCE_START] = 4 - plies_in
         value = SK.quiescence(state, buffers.undo, buffers.moves, buffers.order, buffers.ex,
-                              buffers.ctx, buffers.tt, buffers.stop, 4, -3000, 3000)
+                              buffers.ctx, buffers.stop, 4, -3000, 3000)
         return int(value), int(SK.static_value(state, buffers.ctx))
 
     recaptures = SK.SELECT_RECAPTURES
@@ -441,40 +440,6 @@ def test_quiescence_recaptures_take_only_on_the_last_square_from_the_third_ply(g
     taken, _ = quiescence(recaptures, 2)
     assert taken > black_stands + 500
     assert taken == quiescence(0, 3)[0]
-
-
-def test_the_quiescence_table_answers_a_node_it_searched_with_its_own_value(game):
-    """With Quiescence Table on, a quiescence node stores what it found (depth 0) and a second
-    visit in the same window returns it, RX and RE included, in one node; a searched node's
-    entry is never replaced by a quiescence one."""
-    position = game.parse_position(
-        "r3k2r/pp3ppp/2n1bn2/2bpp3/2B1P3/2NP1N2/PPP2PPP/R1BQK2R w KQkq - 0 8")
-    buffers = SearchBuffers(16)
-
-    def visit(selectivity):
-        buffers.start(selectivity=selectivity)
-        state = root_state(position)
-        value = SK.quiescence(state, buffers.undo, buffers.moves, buffers.order, buffers.ex,
-                              buffers.ctx, buffers.tt, buffers.stop, 1, -3000, 3000)
-        ctx = buffers.ctx
-        return (int(value), int(ctx[SK.C_RX]), int(ctx[SK.C_RE]), int(ctx[SK.C_RX2])), \
-            int(ctx[SK.C_NODES])
-
-    buffers.clear()
-    exact, nodes = visit(0)
-    assert nodes > 1 and not buffers.tt.any()
-    first, first_nodes = visit(SK.SELECT_QTABLE)
-    assert first == exact and first_nodes <= nodes  # a capture order can transpose
-    again, again_nodes = visit(SK.SELECT_QTABLE)
-    assert again == exact and again_nodes == 1
-    key = int(root_state(position)[S_KEY])
-    slot = SK._slot(buffers.ctx, key)
-    other_key = key ^ (1 << 50)  # other positions in the same bucket
-    searched = SK.pack_entry(0, 3, 0, -1, -1, 0)
-    buffers.tt[slot:slot + SK.BUCKET_WORDS] = [other_key ^ searched, searched, 0, 0,
-                                               other_key ^ 1 ^ searched, searched, 0, 0]
-    assert visit(SK.SELECT_QTABLE)[0] == exact
-    assert buffers.tt[slot + 1] == searched and buffers.tt[slot + SK.TT_WORDS + 1] == searched
 
 
 def test_a_move_blocked_on_every_open_square_is_not_searched(game):
@@ -519,8 +484,7 @@ def test_a_quiescence_node_without_a_piece_move_is_a_fowling_win(game):
             buffers.start(selectivity=0, quiescence_ply_limit=limit)
             buffers.ctx[SK.C_QUIESCENCE_START] = ply
             value = int(SK.quiescence(state, buffers.undo, buffers.moves, buffers.order,
-                                      buffers.ex, buffers.ctx, buffers.tt, buffers.stop, ply,
-                                      -INF, INF))
+                                      buffers.ex, buffers.ctx, buffers.stop, ply, -INF, INF))
             if move_count == 0:
                 assert value == SK.MATE - ply, (fen, limit)
             else:  # a king taken is MATE - ply - 1 at best
