@@ -57,7 +57,6 @@ SELECTIVE_PIECES = (
     ("Delta Pruning", "delta", True),
     ("Losing Capture Pruning", "losing", True),
     ("Quiescence Recaptures", "recaptures", True),
-    ("Cover Reductions", "cover", False),
     ("Razoring", "razor", True),
 )
 

@@ -41,14 +41,12 @@ exceptions noted there.
 Selectivity (ctx[C_SELECTIVITY], each piece a bit, SELECT_*): late-move reductions, a null move
 (the side passes its piece move; the duck still moves), razoring (a node near the leaves whose
 evaluation is far below alpha takes its quiescence search's values when those stay at or below
-alpha), cover reductions (once the common score holds beta, a quiet move can only cover the
-squares the duck blocks the common move on, and is searched a ply shallower first), and in
-quiescence delta and losing-capture pruning and, from its third ply on, captures only on the
-square of the last move (or of a king). Late-move reductions also work at the fixed-duck nodes
-of the principal variation and at the root, a ply less. What they skip stays fail-hard: a
-null-move cut as beta on every square, a razored node as its quiescence search's values;
-quiescence may leave out any capture, its standing pat being the floor. The null move and
-razoring work in null windows only, they and the quiescence pieces away from mate scores.
+alpha), and in quiescence delta and losing-capture pruning and, from its third ply on, captures
+only on the square of the last move (or of a king). Late-move reductions also work at the
+fixed-duck nodes of the principal variation and at the root, a ply less. What they skip stays
+fail-hard: a null-move cut as beta on every square, a razored node as its quiescence search's
+values; quiescence may leave out any capture, its standing pat being the floor. The null move
+and razoring work in null windows only, they and the quiescence pieces away from mate scores.
 With every bit off the search is exact: it equals the full (piece move, duck square) enumeration
 (`enumeration`).
 
@@ -162,7 +160,6 @@ SELECT_NULL = 2          # a pass searched shallower first: when even it fails h
 SELECT_DELTA = 8         # in quiescence, captures that cannot lift the standing pat to alpha
 SELECT_LOSING = 16       # in quiescence, captures a pawn or knight takes back at a loss
 SELECT_RECAPTURES = 256  # deep in quiescence, only captures on the last move's square (and kings)
-SELECT_COVER = 1024      # a quiet move that can only cover the common move's blocked squares: a ply less
 SELECT_RAZOR = 2048      # near the leaves, an evaluation far below alpha: the captures alone decide
 LMR_FIRST = 3            # the moves searched before any is reduced
 NULL_MIN_DEPTH = 3
@@ -914,7 +911,6 @@ def search(state, undo, moves, order, ex, ctx, tt, busy, stop, ply, depth, alpha
     lowest = NO_MOVE
     cut = False
     lmr = (ctx[C_SELECTIVITY] & SELECT_LMR) != 0 and depth >= 3
-    cover = lmr and (ctx[C_SELECTIVITY] & SELECT_COVER) != 0
     null = (selective & SELECT_NULL) != 0 and depth >= NULL_MIN_DEPTH and static >= beta and \
         end - base >= NULL_MIN_MOVES and not passed_last(state, undo)
     busy_mask = ctx[C_BUSY_MASK] if depth >= BUSY_MIN_DEPTH else 0
@@ -943,11 +939,6 @@ def search(state, undo, moves, order, ex, ctx, tt, busy, stop, ply, depth, alpha
             if lmr and i - base >= LMR_FIRST and quiet:
                 # a late quiet move: shallower first, less so on the principal variation
                 reduction = late_reduction(depth, i - base, 1 if beta - alpha > 1 else 0)
-            if cover and quiet and i > base and common >= beta:
-                # the common score holds beta: this move can only lift the few squares the duck
-                # blocks the common move on; reduced a ply more (a cover that holds beta is
-                # searched again at full depth, as any reduced move that fails high)
-                reduction = min(reduction + 1, depth - 2)
             push_piece_move(state, undo, move)
             if depth - reduction > 1:
                 # the child reads its bucket first (a leaf's quiescence reads none: a

@@ -59,7 +59,6 @@ DEFAULT_TERMS = TERM_MOBILITY | TERM_PAWNS | TERM_LONE_KING
 SELECTIVITY_BITS = {"lmr": SK.SELECT_LMR, "null": SK.SELECT_NULL,
                     "delta": SK.SELECT_DELTA, "losing": SK.SELECT_LOSING,
                     "recaptures": SK.SELECT_RECAPTURES,
-                    "cover": SK.SELECT_COVER,
                     "razor": SK.SELECT_RAZOR}
 DEFAULT_SELECTIVITY = sum(SELECTIVITY_BITS[piece] for _, piece, on in SELECTIVE_PIECES if on)
 MAX_DEPTH = 64

@@ -354,23 +354,6 @@ def test_a_pruning_piece_shrinks_the_search(game, piece):
     assert nodes[True] < nodes[False]
 
 
-def test_cover_reductions_reduce_only_where_late_move_reductions_do(game):
-    """A cover (a quiet move searched once the common score holds beta) is a ply shallower on
-    top of late-move reductions: with them off the search is the same node for node; with them
-    on it is smaller."""
-    position = game.parse_position(BUSY_CENTRE)
-
-    def searched(lmr, cover):
-        searcher = DuckSearcher(game, hash_mb=16)
-        searcher.set_selective("lmr", lmr)
-        searcher.set_selective("cover", cover)
-        result = searcher.search(position, Limits(depth=6))
-        return result.nodes, result.score.value, position.format_move(result.best_move)
-
-    assert searched(False, True) == searched(False, False)
-    assert searched(True, True)[0] < searched(True, False)[0]
-
-
 def test_razoring_hands_a_hopeless_node_to_its_quiescence_search(game):
     """Black to move, a rook and pawns against a whole army, nothing to take: at depth 1 and 2
     in a null window above its evaluation by more than the margin, a razored node is its
