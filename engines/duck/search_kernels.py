@@ -38,15 +38,17 @@ The engine's full-window nodes are those of the principal variation, searched wi
 fixed, and the root's: `pv_kernels`. The nodes here search null windows but for the few
 exceptions noted there.
 
-Selectivity (ctx[C_SELECTIVITY], each piece a bit, SELECT_*): late-move reductions, a null move
-(the side passes its piece move; the duck still moves), razoring (a node near the leaves whose
-evaluation is far below alpha takes its quiescence search's values when those stay at or below
-alpha), and in quiescence delta and losing-capture pruning and, from its third ply on, captures
-only on the square of the last move (or of a king). Late-move reductions also work at the
-fixed-duck nodes of the principal variation and at the root, a ply less. What they skip stays
-fail-hard: a null-move cut as beta on every square, a razored node as its quiescence search's
-values; quiescence may leave out any capture, its standing pat being the floor. The null move
-and razoring work in null windows only, they and the quiescence pieces away from mate scores.
+Selectivity (ctx[C_SELECTIVITY], each piece a bit, SELECT_*; the engine searches with all of
+them on, each one a self-play SPRT accepted, and experiments switch them off through developer
+options, `rules.DEV_OPTIONS`): late-move reductions, a null move (the side passes its piece
+move; the duck still moves), razoring (a node near the leaves whose evaluation is far below
+alpha takes its quiescence search's values when those stay at or below alpha), and in quiescence
+delta and losing-capture pruning and, from its third ply on, captures only on the square of the
+last move (or of a king). Late-move reductions also work at the fixed-duck nodes of the
+principal variation and at the root, a ply less. What they skip stays fail-hard: a null-move cut
+as beta on every square, a razored node as its quiescence search's values; quiescence may leave
+out any capture, its standing pat being the floor. The null move and razoring work in null
+windows only, they and the quiescence pieces away from mate scores.
 With every bit off the search is exact: it equals the full (piece move, duck square) enumeration
 (`enumeration`).
 
@@ -157,10 +159,10 @@ POLL_MASK = 255  # nodes between stop-flag checks: about 0.3 ms at 800 k nodes/s
 # Selectivity, the bits of ctx[C_SELECTIVITY] (0: the exact search the equivalence tests check)
 SELECT_LMR = 1           # late quiet moves searched shallower first (`LMR_REDUCTION`)
 SELECT_NULL = 2          # a pass searched shallower first: when even it fails high, cut
-SELECT_DELTA = 8         # in quiescence, captures that cannot lift the standing pat to alpha
-SELECT_LOSING = 16       # in quiescence, captures a pawn or knight takes back at a loss
-SELECT_RECAPTURES = 256  # deep in quiescence, only captures on the last move's square (and kings)
-SELECT_RAZOR = 2048      # near the leaves, an evaluation far below alpha: the captures alone decide
+SELECT_DELTA = 4         # in quiescence, captures that cannot lift the standing pat to alpha
+SELECT_LOSING = 8        # in quiescence, captures a pawn or knight takes back at a loss
+SELECT_RECAPTURES = 16   # deep in quiescence, only captures on the last move's square (and kings)
+SELECT_RAZOR = 32        # near the leaves, an evaluation far below alpha: the captures alone decide
 LMR_FIRST = 3            # the moves searched before any is reduced
 NULL_MIN_DEPTH = 3
 NULL_MIN_MOVES = 16      # fewer piece moves: passing may be what the side cannot do (fowling)

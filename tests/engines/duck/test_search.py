@@ -12,6 +12,7 @@ from mallard.engines.base import Limits
 from mallard.engines.driver import HELPERS_FROM_DEPTH
 from mallard.engines.duck import search_kernels as SK
 from mallard.engines.duck.evaluation import MATERIAL
+from mallard.engines.duck.rules import DEV_OPTIONS, SELECTIVE_PIECES
 from mallard.engines.duck.searcher import (
     DEFAULT_SELECTIVITY,
     SELECTIVITY_BITS,
@@ -44,19 +45,33 @@ FORCED_KING_CAPTURES = pytest.mark.parametrize("fen,best,mate,plain_depth", [
 
 
 @FORCED_KING_CAPTURES
-@pytest.mark.parametrize("threads,selective", [(1, ()), (2, ()), (1, SELECTIVITY_BITS)])
+@pytest.mark.parametrize("threads,selective", [(1, True), (2, True), (1, False)])
 def test_forced_king_captures_get_mate_scores(game, searcher, fen, best, mate, plain_depth,
                                               threads, selective):
     """Also with a helper thread writing the same table (a ply deeper), and with every
-    selective piece of the search on."""
+    selective piece of the search off."""
     searcher.set_threads(threads)
-    for piece in selective:
-        searcher.set_selective(piece, True)
+    for piece in SELECTIVITY_BITS:
+        searcher.set_selective(piece, selective)
     position = game.parse_position(fen)
     result = searcher.search(position, Limits(depth=4))
     assert result.score.kind == "mate" and result.score.value == mate
     if best:
         assert position.format_move(result.best_move).startswith(best)
+
+
+def test_every_selective_piece_is_on_and_has_its_own_developer_switch(game):
+    """The engine searches with every piece on; each developer option switches one alone."""
+    assert sorted(SELECTIVITY_BITS) == sorted(piece for _, piece in SELECTIVE_PIECES)
+    searcher = DuckSearcher(game, hash_mb=1)
+    assert searcher.selectivity == DEFAULT_SELECTIVITY == sum(SELECTIVITY_BITS.values())
+    assert [option.name for option in DEV_OPTIONS] == [name for name, _ in SELECTIVE_PIECES]
+    for option, (_, piece) in zip(DEV_OPTIONS, SELECTIVE_PIECES):
+        assert option.type == "check" and option.default is True
+        option.apply(searcher, False)
+        assert searcher.selectivity == DEFAULT_SELECTIVITY & ~SELECTIVITY_BITS[piece]
+        option.apply(searcher, True)
+        assert searcher.selectivity == DEFAULT_SELECTIVITY
 
 
 @FORCED_KING_CAPTURES
