@@ -11,8 +11,11 @@ import pytest
 from mallard.engines import find_game
 from mallard.engines.base import DEV_OPTIONS_VARIABLE
 from mallard.engines.duck.searcher import DEFAULT_SELECTIVITY, SELECTIVITY_BITS
+from mallard.engines.processes import mallard_command
 from mallard.protocol.io import Output
 from mallard.protocol.uci import UciFrontEnd
+from mallard.tournaments.match import _developer_option_hint
+from mallard.tournaments.players import EngineConfig, undeclared_options
 from tests.protocol.harness import Process
 
 # what a GUI's user sets, and all a normal handshake lists (OwnBook: Connect Four's)
@@ -73,3 +76,19 @@ def test_a_developer_option_switches_its_piece_of_the_search(monkeypatch):
     finally:
         front.close()
 
+
+@pytest.mark.parametrize("dev", [False, True])
+def test_a_match_finds_the_developer_options_its_engines_declare(monkeypatch, dev):
+    """`mallard match` checks the `option.NAME`s of each engine against its handshake, and
+    says how to list a developer option that its environment hides."""
+    if dev:
+        monkeypatch.setenv(DEV_OPTIONS_VARIABLE, "1")
+    else:
+        monkeypatch.delenv(DEV_OPTIONS_VARIABLE, raising=False)
+    config = EngineConfig(name="mallard", command=mallard_command("uci"),
+                          options={"Null Move Pruning": "false", "Hash": "16"})
+    assert undeclared_options(config, "duck", 120_000) == ([] if dev else ["Null Move Pruning"])
+    hint = _developer_option_hint("duck", "null move pruning")
+    assert hint == ("" if dev else
+                    f" (a mallard developer option: run the match with {DEV_OPTIONS_VARIABLE}=1)")
+    assert _developer_option_hint("duck", "Hsah") == _developer_option_hint("nim", "x") == ""
