@@ -349,6 +349,17 @@ class Option:
 THREADS_OPTION = Option("Threads", "spin", 1, 1, MAX_THREADS,
                         apply=lambda searcher, threads: searcher.set_threads(threads))
 
+# Set to 1 in an engine's environment, it makes the engine list its games' developer options
+# (`GameEntry.dev_options`) too: switches for experiments, such as an SPRT of one piece of a
+# search, that a GUI's user never sets (in the spirit of Stockfish's TUNE). Unset, they are
+# unknown options like any other. `mallard match` starts engines with its own environment.
+DEV_OPTIONS_VARIABLE = "MALLARD_DEV_OPTIONS"
+
+
+def dev_options_enabled() -> bool:
+    """Whether this process lists developer options (`DEV_OPTIONS_VARIABLE` is 1)."""
+    return os.environ.get(DEV_OPTIONS_VARIABLE) == "1"
+
 
 class Game(abc.ABC):
     """A game's rules: its variant name and positions."""
@@ -383,7 +394,8 @@ class GameEntry:
     the searcher; `prove(position, node_limit)` (a referee's `-adjudicate solved`) returns the
     `GameResult` under perfect play when proven within the node limit, else None. `options` are
     the searcher's engine options beyond the protocol's own, declared here so that a server can
-    list them before any search code loads. `protocols` are those that can play the game (GTP
+    list them before any search code loads; `dev_options` are searcher options for experiments,
+    listed only when `dev_options_enabled()` (`searcher_options`). `protocols` are those that can play the game (GTP
     needs two players, the first called black). `perft` says whether positions count leaf
     nodes (`Position.perft`, `Position.divide`). `bench()` returns the game's bench signature
     (`mallard.engines.bench.BenchSignature`, from the game's `bench` module, loaded on use: it imports
@@ -396,6 +408,7 @@ class GameEntry:
     new_searcher: Callable[..., Searcher]
     aliases: tuple[str, ...] = ()
     options: tuple[Option, ...] = ()
+    dev_options: tuple[Option, ...] = ()
     protocols: tuple[str, ...] = ("uci", "ugi")
     prove: Optional[Callable[[Position, int], Optional[GameResult]]] = None
     perft: bool = False
@@ -405,6 +418,11 @@ class GameEntry:
     @property
     def names(self) -> tuple[str, ...]:
         return (self.name,) + self.aliases
+
+    def searcher_options(self) -> tuple[Option, ...]:
+        """The searcher options an engine lists now: `options`, then `dev_options` when this
+        process's environment asks for them."""
+        return self.options + (self.dev_options if dev_options_enabled() else ())
 
     def speaks(self, protocol: str) -> bool:
         return protocol in self.protocols

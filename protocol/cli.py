@@ -20,7 +20,7 @@ import sys
 from typing import Iterator, Optional
 
 from mallard.engines import DEFAULT_GAMES, GAMES, compile_cache, find_game, game_names, get_game
-from mallard.engines.base import MAX_THREADS, MESSAGE_LIMIT, clip
+from mallard.engines.base import DEV_OPTIONS_VARIABLE, MAX_THREADS, MESSAGE_LIMIT, clip
 from mallard.engines.connect4.testsets import TEST_SETS
 from mallard.engines.duck.terms import TERM_NAMES, WEIGHT_GROUP_NAMES, parse_terms
 from mallard.engines.processes import mallard_command
@@ -478,8 +478,13 @@ def _add_engines(commands) -> None:
     """`mallard` subcommands: the engine under each protocol: uci, ugi, gtp."""
     for name, what in (("uci", "UCI (Fairy-Stockfish dialect)"), ("ugi", "UGI"),
                        ("gtp", "GTP version 2")):
+        description = f"The engine, speaking {what} on stdin/stdout."
+        if name != "gtp":  # GTP has no options
+            description += (f" With {DEV_OPTIONS_VARIABLE}=1 in its environment it also lists "
+                            "developer options, switches for experiments (the duck search's "
+                            "pieces) that a GUI's user never sets.")
         engine = commands.add_parser(name, help=f"the engine, speaking {what} on stdin/stdout",
-                                     description=f"The engine, speaking {what} on stdin/stdout.")
+                                     description=description)
         engine.set_defaults(run=_serve, protocol=name)
         engine.add_argument("--variant", choices=sorted(n for game in GAMES for n in game.names),
                             help=f"the game to start with (default: {DEFAULT_GAMES[name]})")

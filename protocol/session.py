@@ -9,7 +9,8 @@ user input raises a typed `GameError` (`PositionError`, `MoveError` with the mov
 front-end turns into its own error line, and keeps the previous state, except `set_position`,
 which keeps the moves before the first bad one as Fairy-Stockfish does. Options are declared
 once (`PROTOCOL_OPTIONS` here, the game's in its `GameEntry`): `set_option` finds, parses and
-applies them.
+applies them. A game's developer options exist for a session only when its process's
+environment asks for them (`GameEntry.searcher_options`); otherwise they are unknown options.
 
 A search runs on a worker thread (the kernels release the GIL), so the reading thread stays free
 to answer `isready` and `stop`. Each `go` delivers exactly one result to its `on_done` callback,
@@ -99,7 +100,8 @@ class Session:
         self.variant = variant
         self.values["uci_variant"] = variant
         self._searcher = None
-        self._game_values = {o.name.lower(): o.default for o in entry.options}
+        self._game_options = entry.searcher_options()
+        self._game_values = {o.key: o.default for o in self._game_options}
         self.root_text = "startpos"
         self._position = None  # made on first use: it may need compiled code
         self.moves: list[str] = []
@@ -135,7 +137,7 @@ class Session:
         """Every option to announce: the protocol's (UCI_Variant listing the registry's games),
         then the current game's."""
         variant = dataclasses.replace(PROTOCOL_OPTIONS[0], choices=tuple(game_names()))
-        return [variant] + PROTOCOL_OPTIONS[1:] + [o for o in self.entry.options
+        return [variant] + PROTOCOL_OPTIONS[1:] + [o for o in self._game_options
                                                    if o.key not in self.values]
 
     def find_option(self, name: str) -> Optional[Option]:
@@ -183,7 +185,7 @@ class Session:
         """The current game's searcher, created on first use with the options set so far."""
         if self._searcher is None:
             self._searcher = self.entry.new_searcher(self.game)
-            for option in self.entry.options:
+            for option in self._game_options:
                 value = self._game_values[option.key]
                 if value != option.default:
                     option.apply(self._searcher, value)

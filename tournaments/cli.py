@@ -66,7 +66,8 @@ engine settings (after -engine, or for every engine after -each):
   st=S               a fixed time per move, in seconds
   depth=N, nodes=N   a search limit instead of (or besides) a clock
   timemargin=MS      how far a clock may be overrun before the game is lost (default 0)
-  option.NAME=VALUE  an engine option (setoption / GTP has none)
+  option.NAME=VALUE  an engine option (setoption / GTP has none); mallard's developer options
+                     (the duck search's switches) need MALLARD_DEV_OPTIONS=1 in the environment
   restart=on|off     start a new process for every game (default off)
   dir=D              the engine's working directory
 

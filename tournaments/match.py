@@ -28,6 +28,8 @@ from concurrent.futures import FIRST_COMPLETED, wait
 from dataclasses import dataclass, field
 from typing import Optional
 
+from mallard.engines import find_game
+from mallard.engines.base import DEV_OPTIONS_VARIABLE, UnknownGameError, dev_options_enabled
 from mallard.engines.timeman import freeze_long_lived_objects
 from mallard.tournaments.cluster import ClusterError
 from mallard.tournaments.executors import DaskExecutor, Executor, LocalExecutor
@@ -253,7 +255,8 @@ class Match:
         go unnoticed: engines ignore or refuse them one `setoption` at a time)."""
         for engine in self.engines:
             for name in undeclared_options(engine, self.variant, self.startup_timeout_ms):
-                self.reporter.message(f"Warning: engine '{engine.name}' has no option '{name}'")
+                self.reporter.message(f"Warning: engine '{engine.name}' has no option '{name}'"
+                                      + _developer_option_hint(self.variant, name))
 
     def request_stop(self, reason: str = "stopped") -> None:
         """Stop from another thread (a notebook's button): running games are abandoned."""
@@ -402,3 +405,15 @@ class Match:
 def _finite(value: float) -> Optional[float]:
 
     return value if math.isfinite(value) else None
+
+
+def _developer_option_hint(variant: str, name: str) -> str:
+    """How to have a mallard engine list `name` when it is one of the developer options of
+    the variant's game and this runner's environment (which its engines inherit) hides them."""
+    try:
+        dev_names = {option.key for option in find_game(variant).dev_options}
+    except UnknownGameError:
+        return ""
+    if name.lower() not in dev_names or dev_options_enabled():
+        return ""
+    return f" (a mallard developer option: run the match with {DEV_OPTIONS_VARIABLE}=1)"

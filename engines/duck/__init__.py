@@ -11,7 +11,7 @@ of the engine), `bench` (the benchmarks and the bench signature).
 """
 
 from mallard.engines.base import GameEntry
-from mallard.engines.duck.rules import OPTIONS, DuckGame
+from mallard.engines.duck.rules import DEV_OPTIONS, OPTIONS, DuckGame
 
 
 def _new_searcher(game, **options):
@@ -26,4 +26,5 @@ def _bench():
     return SIGNATURE
 
 
-GAME = GameEntry("duck", DuckGame, _new_searcher, options=OPTIONS, perft=True, bench=_bench)
+GAME = GameEntry("duck", DuckGame, _new_searcher, options=OPTIONS, dev_options=DEV_OPTIONS,
+                 perft=True, bench=_bench)

@@ -50,26 +50,20 @@ from mallard.engines.duck.board import (
 MAX_FULL_MOVES = MAX_MOVES * 64
 DEFAULT_HASH_MB = 64
 MAX_HASH_MB = 4096
-# the search's selective pieces: (option name, the searcher's name for it, on by default). One is
-# on by default once a self-play SPRT accepted it; all off is the exact search.
+# the search's selective pieces, (developer option name, the searcher's name for it): each is
+# in the search because a self-play SPRT accepted it, and is on; all off is the exact search
 SELECTIVE_PIECES = (
-    ("Late Move Reductions", "lmr", True),
-    ("Null Move Pruning", "null", True),
-    ("Futility Pruning", "futility", False),
-    ("Delta Pruning", "delta", True),
-    ("Losing Capture Pruning", "losing", True),
-    ("Reverse Futility Pruning", "reverse", False),
-    ("Late Move Pruning", "late", False),
-    ("Internal Iterative Reductions", "iir", False),
-    ("Quiescence Recaptures", "recaptures", True),
-    ("Quiescence Table", "qtable", False),
-    ("Cover Reductions", "cover", False),
-    ("Razoring", "razor", True),
+    ("Late Move Reductions", "lmr"),
+    ("Null Move Pruning", "null"),
+    ("Delta Pruning", "delta"),
+    ("Losing Capture Pruning", "losing"),
+    ("Quiescence Recaptures", "recaptures"),
+    ("Razoring", "razor"),
 )
 
 
-def _selective_option(name: str, piece: str, default: bool) -> Option:
-    return Option(name, "check", default,
+def _selective_option(name: str, piece: str) -> Option:
+    return Option(name, "check", True,
                   apply=lambda searcher, on: searcher.set_selective(piece, on))
 
 
@@ -77,8 +71,10 @@ OPTIONS = (  # applied to a `searcher.DuckSearcher`
     Option("Hash", "spin", DEFAULT_HASH_MB, 1, MAX_HASH_MB,
            apply=lambda searcher, megabytes: searcher.set_hash(megabytes)),
     THREADS_OPTION,
-    *(_selective_option(*piece) for piece in SELECTIVE_PIECES),
 )
+# a switch per selective piece, to measure one off against the search (an SPRT); listed only
+# with developer options on (`mallard.engines.base.DEV_OPTIONS_VARIABLE`)
+DEV_OPTIONS = tuple(_selective_option(*piece) for piece in SELECTIVE_PIECES)
 
 
 def _kernels():

@@ -38,23 +38,17 @@ The engine's full-window nodes are those of the principal variation, searched wi
 fixed, and the root's: `pv_kernels`. The nodes here search null windows but for the few
 exceptions noted there.
 
-Selectivity (ctx[C_SELECTIVITY], each piece a bit, SELECT_*): late-move reductions, a null move
-(the side passes its piece move; the duck still moves), futility, reverse futility and late move
-pruning near the leaves (which never skips a threat or an escape: `spared_by_late_pruning`),
-razoring (a node near the leaves whose evaluation is far below alpha takes its quiescence
-search's values when those stay at or below alpha), internal iterative reductions (a node the
-table knows no move for searched a ply shallower), cover reductions (once the common score holds
-beta, a quiet move can only cover the squares the duck blocks the common move on, and is
-searched a ply shallower first), and in quiescence delta and losing-capture
-pruning, from its third ply on captures only on the square of the last move (or of a king), and
-the table (depth 0 entries, which never replace a searched node's). Late-move reductions also
-work at the fixed-duck nodes of the principal variation and at the root, a ply less. What they
-skip stays fail-hard: a pruned move counts as worth at most alpha on the squares it is not
-blocked on (never as no move there, which would read as a fowling win), a null-move or
-reverse-futility cut as beta on every square, a razored node as its quiescence search's values;
-quiescence may leave out any capture, its standing pat being the floor. The null move, the
-futilities and razoring work in null windows only, they and the quiescence pieces away from mate
-scores.
+Selectivity (ctx[C_SELECTIVITY], each piece a bit, SELECT_*; the engine searches with all of
+them on, each one a self-play SPRT accepted, and experiments switch them off through developer
+options, `rules.DEV_OPTIONS`): late-move reductions, a null move (the side passes its piece
+move; the duck still moves), razoring (a node near the leaves whose evaluation is far below
+alpha takes its quiescence search's values when those stay at or below alpha), and in quiescence
+delta and losing-capture pruning and, from its third ply on, captures only on the square of the
+last move (or of a king). Late-move reductions also work at the fixed-duck nodes of the
+principal variation and at the root, a ply less. What they skip stays fail-hard: a null-move cut
+as beta on every square, a razored node as its quiescence search's values; quiescence may leave
+out any capture, its standing pat being the floor. The null move and razoring work in null
+windows only, they and the quiescence pieces away from mate scores.
 With every bit off the search is exact: it equals the full (piece move, duck square) enumeration
 (`enumeration`).
 
@@ -87,15 +81,7 @@ which no move has been found yet; one left at the end means S cannot move there:
 import numpy as np
 from numba import njit
 
-from mallard.engines.duck.bitboards import (
-    KING_TARGETS,
-    KNIGHT_TARGETS,
-    PAWN_CAPTURES,
-    bit_square,
-    lowest_index,
-    slider_attacks,
-    square_bit,
-)
+from mallard.engines.duck.bitboards import bit_square, lowest_index, square_bit
 from mallard.engines.duck.board import (
     KIND_EN_PASSANT,
     MAX_MOVES,
@@ -108,7 +94,6 @@ from mallard.engines.duck.board import (
     S_HALFMOVE,
     S_KEY,
     S_KING,
-    S_OCCUPIED,
     S_SIDE,
     STEPS,
 )
@@ -119,7 +104,6 @@ from mallard.engines.duck.kernels import (
     has_piece_move,
     is_blocked,
     last_move,
-    own_pieces,
     passed_last,
     path_end,
     pop_move,
@@ -175,30 +159,17 @@ POLL_MASK = 255  # nodes between stop-flag checks: about 0.3 ms at 800 k nodes/s
 # Selectivity, the bits of ctx[C_SELECTIVITY] (0: the exact search the equivalence tests check)
 SELECT_LMR = 1           # late quiet moves searched shallower first (`LMR_REDUCTION`)
 SELECT_NULL = 2          # a pass searched shallower first: when even it fails high, cut
-SELECT_FUTILITY = 4      # near the leaves, quiet moves that cannot lift a low evaluation skipped
-SELECT_DELTA = 8         # in quiescence, captures that cannot lift the standing pat to alpha
-SELECT_LOSING = 16       # in quiescence, captures a pawn or knight takes back at a loss
-SELECT_REVERSE = 32      # near the leaves, an evaluation far above beta cuts before any move
-SELECT_LATE = 64         # near the leaves, quiet moves after the first `late_move_count` skipped,
-                         # but for threats and escapes (`spared_by_late_pruning`)
-SELECT_IIR = 128         # a node the table knows no move for searched a ply shallower
-SELECT_RECAPTURES = 256  # deep in quiescence, only captures on the last move's square (and kings)
-SELECT_QTABLE = 512      # quiescence nodes read and write the table (depth 0 entries)
-SELECT_COVER = 1024      # a quiet move that can only cover the common move's blocked squares: a ply less
-SELECT_RAZOR = 2048      # near the leaves, an evaluation far below alpha: the captures alone decide
+SELECT_DELTA = 4         # in quiescence, captures that cannot lift the standing pat to alpha
+SELECT_LOSING = 8        # in quiescence, captures a pawn or knight takes back at a loss
+SELECT_RECAPTURES = 16   # deep in quiescence, only captures on the last move's square (and kings)
+SELECT_RAZOR = 32        # near the leaves, an evaluation far below alpha: the captures alone decide
 LMR_FIRST = 3            # the moves searched before any is reduced
 NULL_MIN_DEPTH = 3
 NULL_MIN_MOVES = 16      # fewer piece moves: passing may be what the side cannot do (fowling)
-FUTILITY_MAX_DEPTH = 2
-FUTILITY_MARGIN = 150    # centipawns per ply of depth left
-REVERSE_MAX_DEPTH = 3
-REVERSE_MARGIN = 120     # centipawns per ply of depth left
 RAZOR_MAX_DEPTH = 2
 RAZOR_MARGIN = 300       # centipawns per ply of depth left
 DELTA_MARGIN = 200       # centipawns beyond the piece taken
 RECAPTURES_FROM = 3      # quiescence plies before `SELECT_RECAPTURES` narrows the captures
-LATE_MAX_DEPTH = 3
-IIR_MIN_DEPTH = 4
 KNIGHT_JUMPS = np.array([14, 18, 31, 33, -14, -18, -31, -33], dtype=np.int64)
 KILLER_KEY = 1 << 35     # ordering keys from here up: the table's move, captures, killers
 
@@ -309,13 +280,6 @@ def _resolved(value, flag, alpha, beta):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def late_move_count(depth):
-    """Moves tried at a node of `depth` <= LATE_MAX_DEPTH before late move pruning skips the
-    quiet ones (6, 12, 22: a duck position has 30-40 piece moves)."""
-    return 4 + 2 * depth * depth
-
-
-@njit(cache=True, nogil=True, _nrt=False)
 def score_moves(state, moves, order, start, end, tt_move, ctx, ply):
     """The ordering keys of moves[start:end] into order[start:end]: the table's move, king
     captures, other captures and promotions (most valuable victim, least valuable attacker),
@@ -348,26 +312,6 @@ def score_moves(state, moves, order, start, end, tt_move, ctx, ply):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def threatens(state, move):
-    """Whether the quiet piece move `move` of the side to move leaves the moved piece attacking
-    an enemy piece, the king included (the duck is not on the board: it blocks no line here)."""
-    frm = move & 0x7F
-    to = (move >> MOVE_TO_SHIFT) & 0x7F
-    kind = state[frm] & 7
-    b = _index64(to)
-    if kind == 1:
-        targets = PAWN_CAPTURES[state[S_SIDE], b]
-    elif kind == 2:
-        targets = KNIGHT_TARGETS[b]
-    elif kind == 6:
-        targets = KING_TARGETS[b]
-    else:
-        occupied = (state[S_OCCUPIED] & ~square_bit(frm)) | square_bit(to)
-        targets = slider_attacks(b, kind, occupied)
-    return targets & state[S_OCCUPIED] & ~own_pieces(state) != 0
-
-
-@njit(cache=True, nogil=True, _nrt=False)
 def cheapest_unblockable_attacker(state, sq):
     """The kind of the cheapest enemy piece attacking `sq` with an attack no duck can block: 1
     for a pawn, 2 for a knight (when no pawn attacks), 0 for neither."""
@@ -382,25 +326,6 @@ def cheapest_unblockable_attacker(state, sq):
         if frm & 0x88 == 0 and state[frm] == enemy + 2:
             return 2
     return 0
-
-
-@njit(cache=True, nogil=True, _nrt=False)
-def in_danger(state, sq):
-    """Whether the piece of the side to move on `sq` is attacked by an enemy pawn (a pawn
-    itself is not), or by an enemy knight while it is a rook, a queen or the king: attacks
-    that no duck can block, and that take more than they risk."""
-    kind = state[sq] & 7
-    attacker = cheapest_unblockable_attacker(state, sq)
-    return (attacker == 1 and kind != 1) or (attacker == 2 and kind > 3)
-
-
-@njit(cache=True, nogil=True, _nrt=False)
-def spared_by_late_pruning(state, move):
-    """Late move pruning never skips a quiet move whose piece then attacks an enemy piece, nor
-    one that moves a piece in danger (`in_danger`): a late quiet move that attacks nothing
-    lifts its node above alpha 2 to 130 times less often than one that attacks (README, "Depth
-    at the start", eleventh and twelfth sessions)."""
-    return threatens(state, move) or in_danger(state, move & 0x7F)
 
 
 @njit(cache=True, nogil=True, _nrt=False)
@@ -722,7 +647,7 @@ def _store(tt, ctx, at, key, ply, depth, move, score, re, rx, rx2, alpha, beta):
 
 @njit(cache=True, nogil=True, _nrt=False)
 def _table_answer(tt, ctx, key, ply, depth, alpha, beta):
-    """What the table holds for the node `key` of `depth` (0: quiescence) in (alpha, beta):
+    """What the table holds for the node `key` of `depth` in (alpha, beta):
     (answered, move, score, rx, re, rx2); answered when the entry is deep enough (its own depth,
     or any deeper one unless ctx[C_TT_SAME_DEPTH]) and both its score and RE are resolved for
     the window; either of the bucket's entries may answer. The move (0: none; the deeper
@@ -813,7 +738,7 @@ def loses_to_recapture(state, move):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def quiescence(state, undo, moves, order, ex, ctx, tt, stop, ply, alpha, beta):
+def quiescence(state, undo, moves, order, ex, ctx, stop, ply, alpha, beta):
     """Captures only, with standing pat; the same exception bookkeeping as `search`."""
     ctx[C_QNODES] += 1
     count_node(ctx, stop, POLL_MASK)
@@ -825,10 +750,6 @@ def quiescence(state, undo, moves, order, ex, ctx, tt, stop, ply, alpha, beta):
     if lost != 0:
         return _returns(ctx, lost, -1, lost, -1)
     base = ply * MAX_MOVES
-    use_table = (ctx[C_SELECTIVITY] & SELECT_QTABLE) != 0
-    key = state[S_KEY]
-    if use_table:
-        prefetch(tt, _slot(ctx, key))  # read after the evaluation, which hides the wait
     stand = static_value(state, ctx)
     if stand >= beta:
         # a lower bound at or above beta whether or not the side has a move (with none it
@@ -838,17 +759,11 @@ def quiescence(state, undo, moves, order, ex, ctx, tt, stop, ply, alpha, beta):
         if not has_piece_move(state):
             return _returns(ctx, MATE - ply, -1, MATE - ply, -1)
         return _returns(ctx, stand, -1, stand, -1)
-    tt_move = 0
-    if use_table:
-        answered, tt_move, score, rx, re, rx2 = _table_answer(tt, ctx, key, ply, 0, alpha, beta)
-        if answered:
-            return _returns(ctx, score, rx, re, rx2)
     end = generate_captures(state, moves, base)
     if end == base and not has_piece_move(state):
-        # asked only now: a capture is a piece move, and most nodes here have one. (No node
-        # without a move ever stores one, so the table above cannot have answered for it.)
+        # asked only now: a capture is a piece move, and most nodes here have one
         return _returns(ctx, MATE - ply, -1, MATE - ply, -1)
-    score_moves(state, moves, order, base, end, tt_move, ctx, ply)
+    score_moves(state, moves, order, base, end, 0, ctx, ply)
     lb = ply * EX_STRIDE
     _open_list(ex, lb)
     common = stand
@@ -881,8 +796,7 @@ def quiescence(state, undo, moves, order, ex, ctx, tt, stop, ply, alpha, beta):
         if losing and loses_to_recapture(state, move):
             continue  # quiescence may leave out any capture: the standing pat stays the floor
         push_piece_move(state, undo, move)
-        value = quiescence(state, undo, moves, order, ex, ctx, tt, stop, ply + 1, -beta,
-                           -alpha_eff)
+        value = quiescence(state, undo, moves, order, ex, ctx, stop, ply + 1, -beta, -alpha_eff)
         pop_move(state, undo)
         if ctx[C_ABORTED]:
             _close_list(ex, lb)
@@ -891,12 +805,7 @@ def quiescence(state, undo, moves, order, ex, ctx, tt, stop, ply, alpha, beta):
                                                     common_move, lowest)
         if lowest >= beta:
             break
-    score, best = _finish(ex, lb, common, common_move, ctx)
-    if use_table:
-        at = _replacement(tt, ctx, key, 0)
-        if unpack_entry(tt[at + 1])[1] == 0:  # never over a searched node's entry (depth 1 up)
-            _store(tt, ctx, at, key, ply, 0, best, score, ctx[C_RE], ctx[C_RX], ctx[C_RX2],
-                   alpha, beta)
+    score, _ = _finish(ex, lb, common, common_move, ctx)
     return score
 
 
@@ -952,7 +861,7 @@ def search(state, undo, moves, order, ex, ctx, tt, busy, stop, ply, depth, alpha
     if depth <= 0:
         if ctx[C_QSEARCH]:
             ctx[C_QUIESCENCE_START] = ply
-            return quiescence(state, undo, moves, order, ex, ctx, tt, stop, ply, alpha, beta)
+            return quiescence(state, undo, moves, order, ex, ctx, stop, ply, alpha, beta)
         ctx[C_NODES] += 1
         return _leaf(state, moves, ctx, ply)
     count_node(ctx, stop, POLL_MASK)
@@ -969,8 +878,6 @@ def search(state, undo, moves, order, ex, ctx, tt, busy, stop, ply, depth, alpha
     if answered and drawn == 0:  # an entry of an earlier search may not know the draws
         return _returns(ctx, score, rx, re, rx2)
 
-    if (ctx[C_SELECTIVITY] & SELECT_IIR) != 0 and tt_move == 0 and depth >= IIR_MIN_DEPTH:
-        depth -= 1
     base = ply * MAX_MOVES
     end = generate_piece_moves(state, moves, base, -1)
     if end == base:
@@ -981,15 +888,8 @@ def search(state, undo, moves, order, ex, ctx, tt, busy, stop, ply, depth, alpha
         drawn == 0 else 0
     static = 0
     if ((selective & SELECT_NULL) != 0 and depth >= NULL_MIN_DEPTH) or \
-            ((selective & SELECT_FUTILITY) != 0 and depth <= FUTILITY_MAX_DEPTH) or \
-            ((selective & SELECT_REVERSE) != 0 and depth <= REVERSE_MAX_DEPTH) or \
             ((selective & SELECT_RAZOR) != 0 and depth <= RAZOR_MAX_DEPTH):
         static = static_value(state, ctx)
-    if (selective & SELECT_REVERSE) != 0 and depth <= REVERSE_MAX_DEPTH and \
-            static - REVERSE_MARGIN * depth >= beta and end - base >= NULL_MIN_MOVES:
-        # so far ahead that a few plies will not undo it: beta on every square, as a null-move
-        # cut (not with few moves, where the duck may leave the side none)
-        return _returns(ctx, beta, -1, beta, -1)
     if (selective & SELECT_RAZOR) != 0 and depth <= RAZOR_MAX_DEPTH and \
             static + RAZOR_MARGIN * depth <= alpha and end - base >= NULL_MIN_MOVES:
         # so far behind that only a capture could lift it: this node's quiescence search (its
@@ -997,7 +897,7 @@ def search(state, undo, moves, order, ex, ctx, tt, busy, stop, ply, depth, alpha
         # at or below alpha, it stands for the node (not with few moves, which the duck could
         # all block: a win the standing pat would not see)
         ctx[C_QUIESCENCE_START] = ply
-        value = quiescence(state, undo, moves, order, ex, ctx, tt, stop, ply, alpha, beta)
+        value = quiescence(state, undo, moves, order, ex, ctx, stop, ply, alpha, beta)
         if value <= alpha or ctx[C_ABORTED]:
             return value
         end = generate_piece_moves(state, moves, base, -1)  # quiescence wrote its captures there
@@ -1013,14 +913,8 @@ def search(state, undo, moves, order, ex, ctx, tt, busy, stop, ply, depth, alpha
     lowest = NO_MOVE
     cut = False
     lmr = (ctx[C_SELECTIVITY] & SELECT_LMR) != 0 and depth >= 3
-    cover = lmr and (ctx[C_SELECTIVITY] & SELECT_COVER) != 0
-    qtable = (ctx[C_SELECTIVITY] & SELECT_QTABLE) != 0
     null = (selective & SELECT_NULL) != 0 and depth >= NULL_MIN_DEPTH and static >= beta and \
         end - base >= NULL_MIN_MOVES and not passed_last(state, undo)
-    futile = (selective & SELECT_FUTILITY) != 0 and depth <= FUTILITY_MAX_DEPTH and \
-        static + FUTILITY_MARGIN * depth <= alpha
-    late = late_move_count(depth) if (selective & SELECT_LATE) != 0 and \
-        depth <= LATE_MAX_DEPTH else MAX_MOVES
     busy_mask = ctx[C_BUSY_MASK] if depth >= BUSY_MIN_DEPTH else 0
     # i == base - 1 is the pass (null move), searched first when `null`; with other threads,
     # steps from `end` on are the second pass over the moves deferred in the first
@@ -1044,25 +938,13 @@ def search(state, undo, moves, order, ex, ctx, tt, busy, stop, ply, depth, alpha
                 quiet = order[i] == DEFERRED_QUIET
             if not _can_matter(ex, lb, common, beta, move):
                 continue
-            if i > base and quiet and \
-                    (futile or (i - base >= late and not spared_by_late_pruning(state, move))):
-                # worth at most alpha here (fail-hard) wherever it is not blocked
-                ctx[C_RX] = -1
-                common, common_move, lowest = _absorb_child(state, ex, lb, ctx, -alpha_eff,
-                                                            move, common, common_move, lowest)
-                continue
             if lmr and i - base >= LMR_FIRST and quiet:
                 # a late quiet move: shallower first, less so on the principal variation
                 reduction = late_reduction(depth, i - base, 1 if beta - alpha > 1 else 0)
-            if cover and quiet and i > base and common >= beta:
-                # the common score holds beta: this move can only lift the few squares the duck
-                # blocks the common move on; reduced a ply more (a cover that holds beta is
-                # searched again at full depth, as any reduced move that fails high)
-                reduction = min(reduction + 1, depth - 2)
             push_piece_move(state, undo, move)
-            if depth - reduction > 1 or qtable:
-                # the child reads its bucket first (a leaf's quiescence reads none without
-                # its table: a prefetch there only evicts lines the search still uses)
+            if depth - reduction > 1:
+                # the child reads its bucket first (a leaf's quiescence reads none: a
+                # prefetch there only evicts lines the search still uses)
                 prefetch(tt, _slot(ctx, state[S_KEY]))
             if busy_mask:
                 child_key = state[S_KEY]

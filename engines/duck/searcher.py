@@ -35,7 +35,7 @@ from mallard.engines.duck.board import (
     UNDO_SIZE,
     with_duck,
 )
-from mallard.engines.duck.rules import DEFAULT_HASH_MB, MAX_HASH_MB, SELECTIVE_PIECES
+from mallard.engines.duck.rules import DEFAULT_HASH_MB, MAX_HASH_MB
 from mallard.engines.duck.terms import TERM_LONE_KING, TERM_MOBILITY, TERM_PAWNS
 from mallard.engines.search_common import (
     C_ABORTED,
@@ -55,14 +55,11 @@ from mallard.engines.watchdog import elapsed_ms
 # "Evaluation terms" and "Endgames")
 DEFAULT_TERMS = TERM_MOBILITY | TERM_PAWNS | TERM_LONE_KING
 # the selective pieces of the search (`rules.SELECTIVE_PIECES`), each a bit of search_kernels'
-# ctx[C_SELECTIVITY]; all off is the exact search
-SELECTIVITY_BITS = {"lmr": SK.SELECT_LMR, "null": SK.SELECT_NULL, "futility": SK.SELECT_FUTILITY,
-                    "delta": SK.SELECT_DELTA, "losing": SK.SELECT_LOSING,
-                    "reverse": SK.SELECT_REVERSE, "late": SK.SELECT_LATE,
-                    "iir": SK.SELECT_IIR, "recaptures": SK.SELECT_RECAPTURES,
-                    "qtable": SK.SELECT_QTABLE, "cover": SK.SELECT_COVER,
+# ctx[C_SELECTIVITY]: all on is the engine's search, all off the exact one
+SELECTIVITY_BITS = {"lmr": SK.SELECT_LMR, "null": SK.SELECT_NULL, "delta": SK.SELECT_DELTA,
+                    "losing": SK.SELECT_LOSING, "recaptures": SK.SELECT_RECAPTURES,
                     "razor": SK.SELECT_RAZOR}
-DEFAULT_SELECTIVITY = sum(SELECTIVITY_BITS[piece] for _, piece, on in SELECTIVE_PIECES if on)
+DEFAULT_SELECTIVITY = sum(SELECTIVITY_BITS.values())
 MAX_DEPTH = 64
 ASPIRATION = 40
 

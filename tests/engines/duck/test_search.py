@@ -3,9 +3,7 @@ delivers the value the search claims, limits and stopping."""
 
 import threading
 import time
-from pathlib import Path
 
-import chess
 import numpy as np
 import pyffish
 import pytest
@@ -13,8 +11,8 @@ import pytest
 from mallard.engines.base import Limits
 from mallard.engines.driver import HELPERS_FROM_DEPTH
 from mallard.engines.duck import search_kernels as SK
-from mallard.engines.duck.board import S_KEY
 from mallard.engines.duck.evaluation import MATERIAL
+from mallard.engines.duck.rules import DEV_OPTIONS, SELECTIVE_PIECES
 from mallard.engines.duck.searcher import (
     DEFAULT_SELECTIVITY,
     SELECTIVITY_BITS,
@@ -25,7 +23,6 @@ from mallard.engines.duck.searcher import (
     root_state,
 )
 from mallard.engines.search_common import INF
-from mallard.tournaments.openings import read_openings
 from tests.engines.duck.conftest import fen_pieces, random_positions
 
 
@@ -48,19 +45,33 @@ FORCED_KING_CAPTURES = pytest.mark.parametrize("fen,best,mate,plain_depth", [
 
 
 @FORCED_KING_CAPTURES
-@pytest.mark.parametrize("threads,selective", [(1, ()), (2, ()), (1, SELECTIVITY_BITS)])
+@pytest.mark.parametrize("threads,selective", [(1, True), (2, True), (1, False)])
 def test_forced_king_captures_get_mate_scores(game, searcher, fen, best, mate, plain_depth,
                                               threads, selective):
     """Also with a helper thread writing the same table (a ply deeper), and with every
-    selective piece of the search on."""
+    selective piece of the search off."""
     searcher.set_threads(threads)
-    for piece in selective:
-        searcher.set_selective(piece, True)
+    for piece in SELECTIVITY_BITS:
+        searcher.set_selective(piece, selective)
     position = game.parse_position(fen)
     result = searcher.search(position, Limits(depth=4))
     assert result.score.kind == "mate" and result.score.value == mate
     if best:
         assert position.format_move(result.best_move).startswith(best)
+
+
+def test_every_selective_piece_is_on_and_has_its_own_developer_switch(game):
+    """The engine searches with every piece on; each developer option switches one alone."""
+    assert sorted(SELECTIVITY_BITS) == sorted(piece for _, piece in SELECTIVE_PIECES)
+    searcher = DuckSearcher(game, hash_mb=1)
+    assert searcher.selectivity == DEFAULT_SELECTIVITY == sum(SELECTIVITY_BITS.values())
+    assert [option.name for option in DEV_OPTIONS] == [name for name, _ in SELECTIVE_PIECES]
+    for option, (_, piece) in zip(DEV_OPTIONS, SELECTIVE_PIECES):
+        assert option.type == "check" and option.default is True
+        option.apply(searcher, False)
+        assert searcher.selectivity == DEFAULT_SELECTIVITY & ~SELECTIVITY_BITS[piece]
+        option.apply(searcher, True)
+        assert searcher.selectivity == DEFAULT_SELECTIVITY
 
 
 @FORCED_KING_CAPTURES
@@ -337,105 +348,25 @@ def test_losing_capture_pruning_knows_who_takes_back_as_pyffish_does(game):
     assert seen[True] >= 10 and seen[False] >= 50, seen
 
 
-def _board_without_duck(fen):
-    """The python-chess board of a Duck Chess FEN, the duck left out (no piece stands there)."""
-    board = chess.Board(None)
-    for (file, rank), char in fen_pieces(fen).items():
-        if char != "*":
-            board.set_piece_at(chess.square(file, rank), chess.Piece.from_symbol(char))
-    board.turn = fen.split()[1] == "w"
-    return board
-
-
-def test_late_move_pruning_spares_threats_and_escapes_as_python_chess_sees_them(game):
-    """`threatens` and `in_danger` against python-chess's attack sets on the board without the
-    duck: a quiet move threatens when its piece, moved, attacks an enemy piece; a piece is in
-    danger when an enemy pawn attacks it (a pawn itself not), or an enemy knight attacks a
-    rook, queen or king."""
-    seen = {"threat": 0, "quiet": 0, "danger": 0, "safe": 0}
-    for position in random_positions(game, 60, 31):
-        if position.result() is not None:
-            continue
-        board = _board_without_duck(position.fen())
-        them = not board.turn
-        for move in position.piece_moves():
-            move = int(move)
-            text = position.format_move(move).split(",")[0]
-            frm, to = chess.parse_square(text[:2]), chess.parse_square(text[2:4])
-            piece = board.piece_at(frm)
-            sideways = chess.square_file(frm) != chess.square_file(to)
-            if board.piece_at(to) is not None or len(text) > 4 or \
-                    (piece.piece_type == chess.PAWN and sideways):
-                continue  # captures, en passant and promotions are not quiet
-            after = board.copy()
-            after.remove_piece_at(frm)
-            after.set_piece_at(to, piece)
-            threat = bool(after.attacks(to) & after.occupied_co[them])
-            attackers = board.attackers(them, frm)
-            danger = (piece.piece_type != chess.PAWN and bool(attackers & board.pawns)) or \
-                (piece.piece_type in (chess.ROOK, chess.QUEEN, chess.KING)
-                 and bool(attackers & board.knights))
-            assert SK.threatens(position.state.copy(), move) == threat, (position.fen(), text)
-            assert SK.in_danger(position.state.copy(), move & 0x7F) == danger, \
-                (position.fen(), text)
-            seen["threat" if threat else "quiet"] += 1
-            seen["danger" if danger else "safe"] += 1
-    assert min(seen.values()) >= 20, seen
-
-
 # a middle game with captures everywhere, some of them defended by pawns and knights
 BUSY_CENTRE = "r1bqkb1r/ppp2ppp/2n2n2/3pp3/3PP3/2N2N2/PPP2PPP/R1BQKB1R w KQkq - 0 5"
 
 
-# depth 5, but reverse futility, which cuts only far above beta, at depth 6: at 5 it decides a
-# handful of nodes here, a few more or fewer as the evaluation changes. The quiescence pieces
-# are held to the quiescence nodes, which they prune: the tree above them grows or shrinks as
-# the values they return change (with the recaptures piece here, since the root's late-move
-# reductions, 43,828 nodes against 42,539 in all, of them 37,399 quiescence nodes against 40,716)
-@pytest.mark.parametrize("piece, depth", [("losing", 5), ("reverse", 6), ("recaptures", 5),
-                                          ("qtable", 5), ("razor", 5)])
-def test_a_pruning_piece_shrinks_the_search(game, piece, depth):
+# The quiescence pieces are held to the quiescence nodes, which they prune: the tree above
+# them grows or shrinks as the values they return change (with the recaptures piece here, since
+# the root's late-move reductions, 43,828 nodes against 42,539 in all, of them 37,399
+# quiescence nodes against 40,716)
+@pytest.mark.parametrize("piece", ["losing", "recaptures", "razor"])
+def test_a_pruning_piece_shrinks_the_search(game, piece):
     position = game.parse_position(BUSY_CENTRE)
-    in_quiescence = piece in ("losing", "recaptures", "qtable")
+    in_quiescence = piece in ("losing", "recaptures")
     nodes = {}
     for on in (False, True):
         searcher = DuckSearcher(game, hash_mb=16)
         searcher.set_selective(piece, on)
-        searched = searcher.search(position, Limits(depth=depth)).nodes
+        searched = searcher.search(position, Limits(depth=5)).nodes
         nodes[on] = int(searcher.buffers.ctx[SK.C_QNODES]) if in_quiescence else searched
     assert nodes[True] < nodes[False]
-
-
-def test_late_move_pruning_shrinks_the_search_of_the_openings(game):
-    """Over the first openings of the self-play book. (On the crowded middle game BUSY_CENTRE
-    the pruning that spares threats and escapes searches more nodes at depths 4 to 6, not
-    fewer, so the piece is held to what it does over many positions.)"""
-    book = Path(__file__).parents[3] / "tournaments" / "data" / "duck-2ply.moves"
-    nodes = {False: 0, True: 0}
-    for opening in read_openings(str(book), game, "moves")[:12]:
-        position = game.start_position().play_text(opening.moves)
-        for on in (False, True):
-            searcher = DuckSearcher(game, hash_mb=16)
-            searcher.set_selective("late", on)
-            nodes[on] += searcher.search(position, Limits(depth=5)).nodes
-    assert nodes[True] < 0.9 * nodes[False], nodes
-
-
-def test_cover_reductions_reduce_only_where_late_move_reductions_do(game):
-    """A cover (a quiet move searched once the common score holds beta) is a ply shallower on
-    top of late-move reductions: with them off the search is the same node for node; with them
-    on it is smaller."""
-    position = game.parse_position(BUSY_CENTRE)
-
-    def searched(lmr, cover):
-        searcher = DuckSearcher(game, hash_mb=16)
-        searcher.set_selective("lmr", lmr)
-        searcher.set_selective("cover", cover)
-        result = searcher.search(position, Limits(depth=6))
-        return result.nodes, result.score.value, position.format_move(result.best_move)
-
-    assert searched(False, True) == searched(False, False)
-    assert searched(True, True)[0] < searched(True, False)[0]
 
 
 def test_razoring_hands_a_hopeless_node_to_its_quiescence_search(game):
@@ -449,13 +380,13 @@ def test_razoring_hands_a_hopeless_node_to_its_quiescence_search(game):
         buffers = SearchBuffers(16)
         buffers.start(selectivity=selectivity)
         state = root_state(position)
-        args = (state, buffers.undo, buffers.moves, buffers.order, buffers.ex, buffers.ctx,
-                buffers.tt)
+        args = (state, buffers.undo, buffers.moves, buffers.order, buffers.ex, buffers.ctx)
         if depth == 0:
             buffers.ctx[SK.C_QUIESCENCE_START] = 1
             value = SK.quiescence(*args, buffers.stop, 1, alpha, alpha + 1)
         else:
-            value = SK.search(*args, buffers.busy, buffers.stop, 1, depth, alpha, alpha + 1)
+            value = SK.search(*args, buffers.tt, buffers.busy, buffers.stop, 1, depth, alpha,
+                              alpha + 1)
         ctx = buffers.ctx
         return int(value), int(ctx[SK.C_RX]), int(ctx[SK.C_RE]), buffers.nodes
 
@@ -480,33 +411,6 @@ def test_razoring_hands_a_hopeless_node_to_its_quiescence_search(game):
     assert node(razor, 1, alpha) == node(0, 1, alpha)
 
 
-def test_internal_iterative_reductions_take_a_ply_off_a_node_the_table_knows_no_move_for(game):
-    """From depth 4 (`IIR_MIN_DEPTH`) on, a node without a table move is searched as one a ply
-    shallower, node for node; once the table holds its move, it is searched at its own depth."""
-
-    position = game.parse_position(BUSY_CENTRE)
-
-    def searched(depths, selectivity):
-        buffers = SearchBuffers(16)
-        buffers.start(selectivity=selectivity)
-        state = root_state(position)
-        found = []
-        for depth in depths:
-            value = SK.search(state, buffers.undo, buffers.moves, buffers.order, buffers.ex,
-                              buffers.ctx, buffers.tt, buffers.busy, buffers.stop, 1, depth,
-                              -INF, INF)
-            found.append((int(value), buffers.nodes))
-        return found
-
-    iir = SK.SELECT_IIR
-    assert SK.IIR_MIN_DEPTH == 4
-    assert searched([3], iir) == searched([3], 0)
-    assert searched([4], iir) == searched([3], 0)
-    assert searched([5], iir) == searched([4], 0)
-    assert searched([3, 4], iir) == searched([3, 4], 0)
-    assert searched([3, 4], 0)[1][1] > searched([3], 0)[0][1] * 2
-
-
 def test_quiescence_recaptures_take_only_on_the_last_square_from_the_third_ply(game):
     """White's knight has just taken on a7 and Black's c-pawn can take the queen on d4, which
     no duck square stops. From the third quiescence ply on, with the piece on, only a7 may be
@@ -524,7 +428,7 @@ def test_quiescence_recaptures_take_only_on_the_last_square_from_the_third_ply(g
         push_piece_move(state, buffers.undo, capture)
         buffers.ctx[SK.C_QUIESCENCE_START] = 4 - plies_in
         value = SK.quiescence(state, buffers.undo, buffers.moves, buffers.order, buffers.ex,
-                              buffers.ctx, buffers.tt, buffers.stop, 4, -3000, 3000)
+                              buffers.ctx, buffers.stop, 4, -3000, 3000)
         return int(value), int(SK.static_value(state, buffers.ctx))
 
     recaptures = SK.SELECT_RECAPTURES
@@ -534,40 +438,6 @@ def test_quiescence_recaptures_take_only_on_the_last_square_from_the_third_ply(g
     taken, _ = quiescence(recaptures, 2)
     assert taken > black_stands + 500
     assert taken == quiescence(0, 3)[0]
-
-
-def test_the_quiescence_table_answers_a_node_it_searched_with_its_own_value(game):
-    """With Quiescence Table on, a quiescence node stores what it found (depth 0) and a second
-    visit in the same window returns it, RX and RE included, in one node; a searched node's
-    entry is never replaced by a quiescence one."""
-    position = game.parse_position(
-        "r3k2r/pp3ppp/2n1bn2/2bpp3/2B1P3/2NP1N2/PPP2PPP/R1BQK2R w KQkq - 0 8")
-    buffers = SearchBuffers(16)
-
-    def visit(selectivity):
-        buffers.start(selectivity=selectivity)
-        state = root_state(position)
-        value = SK.quiescence(state, buffers.undo, buffers.moves, buffers.order, buffers.ex,
-                              buffers.ctx, buffers.tt, buffers.stop, 1, -3000, 3000)
-        ctx = buffers.ctx
-        return (int(value), int(ctx[SK.C_RX]), int(ctx[SK.C_RE]), int(ctx[SK.C_RX2])), \
-            int(ctx[SK.C_NODES])
-
-    buffers.clear()
-    exact, nodes = visit(0)
-    assert nodes > 1 and not buffers.tt.any()
-    first, first_nodes = visit(SK.SELECT_QTABLE)
-    assert first == exact and first_nodes <= nodes  # a capture order can transpose
-    again, again_nodes = visit(SK.SELECT_QTABLE)
-    assert again == exact and again_nodes == 1
-    key = int(root_state(position)[S_KEY])
-    slot = SK._slot(buffers.ctx, key)
-    other_key = key ^ (1 << 50)  # other positions in the same bucket
-    searched = SK.pack_entry(0, 3, 0, -1, -1, 0)
-    buffers.tt[slot:slot + SK.BUCKET_WORDS] = [other_key ^ searched, searched, 0, 0,
-                                               other_key ^ 1 ^ searched, searched, 0, 0]
-    assert visit(SK.SELECT_QTABLE)[0] == exact
-    assert buffers.tt[slot + 1] == searched and buffers.tt[slot + SK.TT_WORDS + 1] == searched
 
 
 def test_a_move_blocked_on_every_open_square_is_not_searched(game):
@@ -612,8 +482,7 @@ def test_a_quiescence_node_without_a_piece_move_is_a_fowling_win(game):
             buffers.start(selectivity=0, quiescence_ply_limit=limit)
             buffers.ctx[SK.C_QUIESCENCE_START] = ply
             value = int(SK.quiescence(state, buffers.undo, buffers.moves, buffers.order,
-                                      buffers.ex, buffers.ctx, buffers.tt, buffers.stop, ply,
-                                      -INF, INF))
+                                      buffers.ex, buffers.ctx, buffers.stop, ply, -INF, INF))
             if move_count == 0:
                 assert value == SK.MATE - ply, (fen, limit)
             else:  # a king taken is MATE - ply - 1 at best
