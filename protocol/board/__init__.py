@@ -35,14 +35,17 @@ def default_engine() -> list[str]:
     return mallard_command("uci")
 
 
-def serve(host: str, port: int, engine: Optional[str], open_browser: bool) -> int:
+def serve(host: str, port: int, engine: Optional[str], open_browser: bool,
+          use_token: bool = True) -> int:
     # imported on use: the web stack is an optional extra
     import uvicorn
 
     from mallard.protocol.board.app import create_app
+    from mallard.protocol.board.guard import Guard, new_token
 
     command = shlex.split(engine) if engine else default_engine()
-    app = create_app(command)
+    token = new_token() if use_token else None
+    app = create_app(command, Guard(host, token))
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", ws="auto",
                             lifespan="on")
     server = uvicorn.Server(config)
@@ -52,7 +55,7 @@ def serve(host: str, port: int, engine: Optional[str], open_browser: bool) -> in
     listener = _listen(host, port)  # bound before the address is printed: port 0 works too
     bound = listener.getsockname()
     shown = f"[{bound[0]}]" if ":" in str(bound[0]) else bound[0]
-    address = f"http://{shown}:{bound[1]}/"
+    address = f"http://{shown}:{bound[1]}/" + (f"?token={token}" if token else "")
     print(f"mallard board: {address} (Ctrl-C stops it)", flush=True)
     if open_browser:
         webbrowser.open(address)

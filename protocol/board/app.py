@@ -4,7 +4,9 @@
 (shipped in the package, nothing from elsewhere), `/ws` the WebSocket whose messages a
 `BoardSession` carries out. Each WebSocket has its own session and engine process; the engine
 ends when the WebSocket closes (the page closed or reloaded) and, for every open page, when the
-server stops (the app's lifespan). `app.state.sessions` holds the open sessions.
+server stops (the app's lifespan). `app.state.sessions` holds the open sessions. Every request
+passes the `guard` first (`guard.py`): a foreign Host or Origin, or a missing token, is refused
+with 403 before any session or engine exists.
 """
 
 from __future__ import annotations
@@ -12,20 +14,24 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from pathlib import Path
+from typing import Optional
 
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.responses import FileResponse
 from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
+from mallard.protocol.board.guard import Guard, GuardMiddleware
 from mallard.protocol.board.session import BoardSession
 
 STATIC = Path(__file__).resolve().parent / "static"
 DEFAULT_VARIANT = "duck"
 
 
-def create_app(engine_command: list[str]) -> Starlette:
+def create_app(engine_command: list[str], guard: Optional[Guard] = None) -> Starlette:
+    """The app; `guard` (default: loopback names, no token) decides who may use it."""
     sessions: set[BoardSession] = set()
 
     async def page(request):
@@ -77,6 +83,7 @@ def create_app(engine_command: list[str]) -> Starlette:
 
     app = Starlette(routes=[Route("/", page), WebSocketRoute("/ws", socket),
                             Mount("/static", StaticFiles(directory=STATIC), name="static")],
-                    lifespan=lifespan)
+                    lifespan=lifespan,
+                    middleware=[Middleware(GuardMiddleware, guard=guard or Guard())])
     app.state.sessions = sessions
     return app

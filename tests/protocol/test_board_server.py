@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 import warnings
 from pathlib import Path
@@ -25,6 +26,7 @@ with warnings.catch_warnings():  # newer Starlette would rather have httpx2: bot
 from mallard.engines import get_game  # noqa: E402
 from mallard.protocol import board  # noqa: E402
 from mallard.protocol.board.app import create_app  # noqa: E402
+from mallard.protocol.board.guard import Guard  # noqa: E402
 from mallard.protocol.board.session import MAX_MESSAGE  # noqa: E402
 from mallard.protocol.board.view import read_pgn  # noqa: E402
 from mallard.tournaments.pgn import game_pgn  # noqa: E402
@@ -39,7 +41,7 @@ ENGINE = [sys.executable, "-m", "mallard.protocol.cli", "uci"]
 @pytest.fixture
 def client(monkeypatch):
     monkeypatch.setenv("PYTHONPATH", str(ROOT))  # the engine subprocess runs this checkout
-    app = create_app(ENGINE)
+    app = create_app(ENGINE, Guard("testserver"))  # the name TestClient's requests give
     with TestClient(app) as test_client:
         test_client.app_sessions = app.state.sessions
         yield test_client
@@ -253,12 +255,18 @@ def test_the_command_prints_its_address_and_serves_the_page():
         line = process.stdout.readline()
         assert line.startswith("mallard board: http://127.0.0.1:"), line
         address = line.split()[2]
+        base, token = address.split("/?token=")
         with urllib.request.urlopen(address, timeout=10) as page:
             html = page.read().decode()
-        assert '<svg id="board"' in html
+            cookie = page.headers["Set-Cookie"].split(";")[0]
+        assert '<svg id="board"' in html and cookie == f"mallard_board_token={token}"
         assert 'src="http' not in html and 'href="http' not in html  # nothing from elsewhere
-        with urllib.request.urlopen(address + "static/board.js", timeout=10) as script:
-            assert b"new WebSocket" in script.read()
+        script = urllib.request.Request(base + "/static/board.js", headers={"Cookie": cookie})
+        with urllib.request.urlopen(script, timeout=10) as response:
+            assert b"new WebSocket" in response.read()
+        with pytest.raises(urllib.error.HTTPError) as refused:  # the address without its token
+            urllib.request.urlopen(base + "/", timeout=10)
+        assert refused.value.code == 403
     finally:
         process.terminate()
         process.wait(10)
@@ -276,3 +284,60 @@ def test_another_host_than_loopback_is_served_with_a_warning():
         process.terminate()
         process.wait(10)
     assert "warning: serving on 0.0.0.0" in process.stderr.read()
+
+
+# --- who may use the board (guard.py) ---------------------------------------------------------
+
+@pytest.fixture
+def guarded(monkeypatch):
+    """An app with a token, as `mallard board` serves it; `engines_started` counts engines."""
+    from mallard.protocol.board import session as session_module
+
+    started = []
+    original = session_module.EngineLink.start
+    monkeypatch.setattr(session_module.EngineLink, "start",
+                        lambda self, *a, **k: (started.append(self), original(self, *a, **k)))
+    app = create_app(ENGINE, Guard("testserver", "s3cret"))
+    with TestClient(app) as test_client:
+        test_client.engines_started = started
+        yield test_client
+
+
+def _refused_socket(client, path, **headers):
+    from starlette.websockets import WebSocketDisconnect
+
+    with pytest.raises(WebSocketDisconnect) as refused:
+        with client.websocket_connect(path, headers=headers) as ws:
+            ws.receive_json()
+    return refused.value
+
+
+@pytest.mark.parametrize("headers", [
+    {"origin": "http://evil.example"},                      # another site's page
+    {"origin": "http://testserver:9999"},                   # another server on this machine
+    {"host": "evil.example"},                               # DNS rebinding
+    {"host": "evil.example", "origin": "http://evil.example"},
+])
+def test_a_foreign_origin_or_host_is_refused_and_starts_no_engine(guarded, headers):
+    _refused_socket(guarded, "/ws?game=cfour&token=s3cret", **headers)
+    if "host" in headers:
+        assert guarded.get("/?token=s3cret", headers=headers).status_code == 403
+    assert guarded.engines_started == [] and not guarded.app.state.sessions
+
+
+def test_without_the_token_nothing_is_served(guarded):
+    assert guarded.get("/").status_code == 403
+    assert guarded.get("/static/board.js").status_code == 403
+    assert guarded.get("/?token=wrong").status_code == 403
+    _refused_socket(guarded, "/ws?game=cfour")
+    _refused_socket(guarded, "/ws?game=cfour&token=wrong")
+    assert guarded.engines_started == []
+
+
+def test_the_token_in_the_address_gives_the_page_a_cookie_its_socket_uses(guarded):
+    page = guarded.get("/?token=s3cret", headers={"origin": "http://testserver"})
+    assert page.status_code == 200 and "HttpOnly" in page.headers["set-cookie"]
+    assert guarded.get("/static/board.js").status_code == 200  # the client keeps the cookie
+    with guarded.websocket_connect("/ws?game=cfour",
+                                   headers={"origin": "http://testserver"}) as ws:
+        assert next_of(ws, "state")["variant"] == "cfour"

@@ -66,12 +66,12 @@ def test_the_board_plays_a_move_with_its_default_engine(decoys):
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                              env=dict(os.environ, PYTHONUNBUFFERED="1"))
     try:
-        address = board.stdout.readline().split()[2]
-        socket = "ws" + address[len("http"):].split("?")[0].rstrip("/") + "/ws?game=cfour"
+        address = board.stdout.readline().split()[2]  # http://127.0.0.1:PORT/?token=T
+        base, token = address.split("/?token=")
+        socket = f"ws{base[len('http'):]}/ws?game=cfour&token={token}"
 
         async def play() -> list:
-            async with websockets.connect(socket, origin=address.split("?")[0].rstrip("/"),
-                                          open_timeout=30) as ws:
+            async with websockets.connect(socket, origin=base, open_timeout=30) as ws:
                 await ws.send(json.dumps({"cmd": "play", "side": 1, "movetime": 200}))
                 while True:  # the page's state after `play`, before the move that starts it
                     message = json.loads(await asyncio.wait_for(ws.recv(), 60))
