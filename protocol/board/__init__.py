@@ -36,7 +36,7 @@ def default_engine() -> list[str]:
 
 
 def serve(host: str, port: int, engine: Optional[str], open_browser: bool,
-          use_token: bool = True) -> int:
+          use_token: bool = True, max_engines: int = 4) -> int:
     # imported on use: the web stack is an optional extra
     import uvicorn
 
@@ -45,7 +45,7 @@ def serve(host: str, port: int, engine: Optional[str], open_browser: bool,
 
     command = shlex.split(engine) if engine else default_engine()
     token = new_token() if use_token else None
-    app = create_app(command, Guard(host, token))
+    app = create_app(command, Guard(host, token), max_engines)
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", ws="auto",
                             lifespan="on")
     server = uvicorn.Server(config)

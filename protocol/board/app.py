@@ -24,15 +24,18 @@ from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from mallard.protocol.board.guard import Guard, GuardMiddleware
-from mallard.protocol.board.session import BoardSession
+from mallard.protocol.board.session import DEFAULT_MAX_ENGINES, BoardSession, EngineSlots
 
 STATIC = Path(__file__).resolve().parent / "static"
 DEFAULT_VARIANT = "duck"
 
 
-def create_app(engine_command: list[str], guard: Optional[Guard] = None) -> Starlette:
-    """The app; `guard` (default: loopback names, no token) decides who may use it."""
+def create_app(engine_command: list[str], guard: Optional[Guard] = None,
+               max_engines: int = DEFAULT_MAX_ENGINES) -> Starlette:
+    """The app; `guard` (default: loopback names, no token) decides who may use it, and at
+    most `max_engines` engine processes run at once."""
     sessions: set[BoardSession] = set()
+    slots = EngineSlots(max_engines)
 
     async def page(request):
         return FileResponse(STATIC / "index.html", headers={"Cache-Control": "no-cache"})
@@ -43,10 +46,10 @@ def create_app(engine_command: list[str], guard: Optional[Guard] = None) -> Star
         variant = websocket.query_params.get("game", DEFAULT_VARIANT)
         try:
             session = BoardSession(variant, engine_command, outbox.put_nowait,
-                                   asyncio.get_running_loop())
+                                   asyncio.get_running_loop(), slots)
         except ValueError:  # an unknown game in the address: the default one
             session = BoardSession(DEFAULT_VARIANT, engine_command, outbox.put_nowait,
-                                   asyncio.get_running_loop())
+                                   asyncio.get_running_loop(), slots)
         sessions.add(session)
 
         async def send_all() -> None:
@@ -86,4 +89,5 @@ def create_app(engine_command: list[str], guard: Optional[Guard] = None) -> Star
                     lifespan=lifespan,
                     middleware=[Middleware(GuardMiddleware, guard=guard or Guard())])
     app.state.sessions = sessions
+    app.state.slots = slots
     return app

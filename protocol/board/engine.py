@@ -91,8 +91,13 @@ class EngineLink:
         """Start the engine and run the handshake (blocking); EngineError when it fails."""
         player = UciPlayer(EngineConfig("engine", self.command), self.variant,
                            startup_timeout_ms=timeout_ms, ready_timeout_ms=timeout_ms)
+        self.player = player  # before the handshake: `close()` during it kills the process
+        if self._closed:
+            raise EngineError("the page closed while its engine started")
         player.start()
-        self.player = player
+        if self._closed:  # closed during the handshake, which the kill may have let finish
+            player.kill()
+            raise EngineError("the page closed while its engine started")
         self.name = player.engine_name or self.name
         threading.Thread(target=self._read, name="board-engine-reader", daemon=True).start()
 

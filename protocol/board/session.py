@@ -39,6 +39,7 @@ ANALYSIS_LINES = {"duck": 3, "uttt": 3}  # Connect Four: one line per column
 DEFAULT_MOVETIME_MS = 1000
 MAX_MOVETIME_MS = 600_000
 MAX_PV = 16
+DEFAULT_MAX_ENGINES = 4  # engine processes a server runs at once (`--max-engines`)
 
 
 class CommandError(Exception):
@@ -62,12 +63,34 @@ def score_text(variant: str, score: Optional[dict], depth: int, plies_left: Opti
     return f"{value / 100:+.2f}{bound}"
 
 
+class EngineSlots:
+    """How many engine processes the server may run at once (`--max-engines`): a page takes a
+    slot when its engine starts and gives it back when the engine ends."""
+
+    def __init__(self, limit: int = DEFAULT_MAX_ENGINES):
+        self.limit = limit
+        self.in_use = 0
+
+    def take(self) -> bool:
+        if self.in_use >= self.limit:
+            return False
+        self.in_use += 1
+        return True
+
+    def give_back(self) -> None:
+        self.in_use = max(0, self.in_use - 1)
+
+
 class BoardSession:
     def __init__(self, variant: str, engine_command: list[str], emit: Callable[[dict], None],
-                 loop: asyncio.AbstractEventLoop):
+                 loop: asyncio.AbstractEventLoop, slots: Optional[EngineSlots] = None):
         self.emit = emit
         self.loop = loop
         self.engine_command = engine_command
+        self.slots = slots or EngineSlots()
+        self._holds_slot = False
+        self._engine_started: Optional[asyncio.Future] = None  # the one start under way
+        self._starting: Optional[EngineLink] = None
         self.engine: Optional[EngineLink] = None
         self.engine_error: Optional[str] = None
         self.engine_side: Optional[int] = None  # the side the engine plays; None: free play
@@ -309,22 +332,64 @@ class BoardSession:
 
     # --- the engine -------------------------------------------------------------------------
     async def ensure_engine(self) -> EngineLink:
-        """The page's engine, started on first need (one process per page session)."""
+        """The page's engine, started on first need: one process per page whatever the page
+        sends (messages that arrive while it starts wait for the same start), and only while
+        the server has a slot for it."""
         if self.engine is not None and self.engine.alive:
             return self.engine
-        link = EngineLink(self.engine_command, self.variant, self._from_engine_thread)
+        if self._engine_started is None:
+            self._engine_started = self.loop.create_future()
+            task = self.loop.create_task(self._start_engine(self._engine_started))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+        return await asyncio.shield(self._engine_started)
+
+    async def _start_engine(self, started: asyncio.Future) -> None:
+        try:
+            started.set_result(await self._started_engine())
+        except BaseException as error:  # every waiting message gets the same answer
+            started.set_exception(error)
+            started.exception()  # retrieved: nobody may be waiting any more
+        finally:
+            self._engine_started = None
+
+    async def _started_engine(self) -> EngineLink:
+        if self.engine is not None:  # an earlier one died: make sure it is gone
+            self._end_engine()
+        if not self.slots.take():
+            self.engine_error = (f"no engine for this page: the server runs at most "
+                                 f"{self.slots.limit} at once (mallard board --max-engines); "
+                                 "close another page's engine or try again later")
+            raise CommandError(self.engine_error)
+        self._holds_slot = True
+        link = self._starting = EngineLink(self.engine_command, self.variant,
+                                           self._from_engine_thread)
         try:
             await asyncio.to_thread(link.start)
         except EngineError as error:
+            self._end_engine(link)
+            if self.closed:
+                raise CommandError("the page is closed") from None
             self.engine_error = f"the engine did not start: {error}"
             raise CommandError(self.engine_error) from None
+        finally:
+            self._starting = None
         if self.closed:  # the page went away while the engine started
-            link.close()
+            self._end_engine(link)
             raise CommandError("the page is closed")
-        if self.engine is not None:  # an earlier one died: make sure it is gone
-            self.engine.close()
         self.engine, self.engine_error = link, None
         return link
+
+    def _end_engine(self, link: Optional[EngineLink] = None) -> None:
+        """Kill the page's engine (or `link`, one that is starting) and free its slot."""
+        link = link or self.engine
+        if link is not None:
+            link.close()
+        if link is self.engine:
+            self.engine = None
+        if self._holds_slot:
+            self._holds_slot = False
+            self.slots.give_back()
 
     def _from_engine_thread(self, kind: str, search: Optional[Search], payload: Any) -> None:
         try:
@@ -336,6 +401,7 @@ class BoardSession:
         if kind == "gone":
             self.play_search = self.analysis_search = None
             self.analysing = False
+            self._end_engine()
             self.engine_error = f"the engine stopped: {payload}"
             self.emit({"type": "error", "message": self.engine_error})
             self.emit(self.state())
@@ -464,7 +530,9 @@ class BoardSession:
             self.engine.stop()
 
     def close(self) -> None:
-        """End the engine process (a kill: it returns within milliseconds)."""
+        """End the engine process, also one still starting (a kill: it returns within
+        milliseconds), and free its slot."""
         self.closed = True
-        if self.engine is not None:
-            self.engine.close()
+        if self._starting is not None:
+            self._starting.close()
+        self._end_engine()

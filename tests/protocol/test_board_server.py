@@ -341,3 +341,51 @@ def test_the_token_in_the_address_gives_the_page_a_cookie_its_socket_uses(guarde
     with guarded.websocket_connect("/ws?game=cfour",
                                    headers={"origin": "http://testserver"}) as ws:
         assert next_of(ws, "state")["variant"] == "cfour"
+
+
+# --- what one page and the server may cost ----------------------------------------------------
+
+@pytest.fixture
+def counted(monkeypatch):
+    """An app of at most two engines; `starts` holds every engine start."""
+    from mallard.protocol.board import session as session_module
+
+    starts = []
+    original = session_module.EngineLink.start
+    monkeypatch.setattr(session_module.EngineLink, "start",
+                        lambda self, *a, **k: (starts.append(self), original(self, *a, **k)))
+    app = create_app(ENGINE, Guard("testserver"), max_engines=2)
+    with TestClient(app) as test_client:
+        test_client.starts = starts
+        test_client.slots = app.state.slots
+        yield test_client
+
+
+def test_a_page_flooding_play_before_its_engine_is_up_gets_one_engine(counted):
+    """Each early `play` started an engine of its own: 10-30 of them made up to 7 processes."""
+    with counted.websocket_connect("/ws?game=cfour") as ws:
+        next_of(ws, "state")
+        for _ in range(20):
+            send(ws, cmd="play", side=0, movetime=100)
+        moves = []
+        while len(moves) < 1:
+            moves = next_of(ws, "state", timeout=120)["moves"]
+        assert len(counted.starts) == 1 and counted.slots.in_use == 1
+    assert counted.slots.in_use == 0  # the page closed: its slot is free
+
+
+def test_a_page_beyond_the_engine_limit_is_told_why_it_has_none(counted):
+    with counted.websocket_connect("/ws?game=cfour") as first, \
+            counted.websocket_connect("/ws?game=cfour") as second, \
+            counted.websocket_connect("/ws?game=cfour") as third:
+        for ws in (first, second):
+            next_of(ws, "state")
+            send(ws, cmd="play", side=0, movetime=100)
+            while not next_of(ws, "state", timeout=120)["moves"]:
+                pass
+        next_of(third, "state")
+        send(third, cmd="play", side=0, movetime=100)
+        error = next_of(third, "error", timeout=60)["message"]
+        assert "at most 2 at once" in error and "--max-engines" in error
+        assert len(counted.starts) == 2
+    assert counted.slots.in_use == 0
