@@ -389,3 +389,42 @@ def test_a_page_beyond_the_engine_limit_is_told_why_it_has_none(counted):
         assert "at most 2 at once" in error and "--max-engines" in error
         assert len(counted.starts) == 2
     assert counted.slots.in_use == 0
+
+
+def test_sigterm_ends_the_server_at_once_while_an_engine_never_answers(tmp_path):
+    """An engine that never answers `uciok` held its page for the 60 s start timeout and the
+    server's SIGTERM for up to 58 s; now the page's close kills the starting engine."""
+    import asyncio
+    import signal
+
+    websockets = pytest.importorskip("websockets")
+    stuck = tmp_path / "stuck_engine.py"
+    stuck.write_text("import time\ntime.sleep(600)\n")
+    board_process = subprocess.Popen(
+        [sys.executable, "-m", "mallard.protocol.cli", "board", "--port", "0", "--engine",
+         f"{sys.executable} {stuck}"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        base, token = board_process.stdout.readline().split()[2].split("/?token=")
+
+        async def open_page():
+            ws = await websockets.connect(f"ws{base[4:]}/ws?game=cfour&token={token}",
+                                          origin=base)
+            await ws.send(json.dumps({"cmd": "play", "side": 0, "movetime": 100}))
+            await asyncio.sleep(2)  # the engine's start is under way, and stays so
+            return ws
+
+        loop = asyncio.new_event_loop()
+        ws = loop.run_until_complete(open_page())
+        sent = time.monotonic()
+        board_process.send_signal(signal.SIGTERM)
+        board_process.wait(30)
+        assert time.monotonic() - sent < 2
+        loop.run_until_complete(ws.close())
+        loop.close()
+    finally:
+        if board_process.poll() is None:
+            board_process.kill()
+            board_process.wait()
+    assert "Traceback" not in board_process.stderr.read()
+    left = subprocess.run(["pgrep", "-f", str(stuck)], capture_output=True, text=True).stdout
+    assert left == ""  # the stuck engine was killed, not left behind
