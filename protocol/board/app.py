@@ -6,13 +6,17 @@
 ends when the WebSocket closes (the page closed or reloaded) and, for every open page, when the
 server stops (the app's lifespan). `app.state.sessions` holds the open sessions. Every request
 passes the `guard` first (`guard.py`): a foreign Host or Origin, or a missing token, is refused
-with 403 before any session or engine exists.
+with 403 before any session or engine exists. A page costs bounded memory and time: its outbox
+merges superseded messages (`Outbox`), and it may send RATE_PER_S messages a second
+(`RateLimit`); the rest are dropped unread, with one error line a second.
 """
 
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
+import time
 from pathlib import Path
 from typing import Optional
 
@@ -30,6 +34,80 @@ STATIC = Path(__file__).resolve().parent / "static"
 DEFAULT_VARIANT = "duck"
 
 
+MAX_QUEUED = 64  # messages waiting for one page; superseded ones are merged away first
+RATE_PER_S = 50  # messages a page may send per second, on average
+BURST = 200  # and at once
+TOO_FAST = "too many messages: some were dropped; at most 50 a second"
+
+
+class Outbox:
+    """What the server has yet to send one page, bounded whatever the page reads: a new state
+    replaces a queued one, a new line of a search replaces its queued line, and past
+    MAX_QUEUED the oldest lines are dropped (states and errors are kept)."""
+
+    def __init__(self):
+        self._items: collections.deque = collections.deque()
+        self._ready = asyncio.Event()
+
+    def put(self, message: dict) -> None:
+        key = _superseded_by(message)
+        if key is not None:
+            for index, queued in enumerate(self._items):
+                if _superseded_by(queued) == key:
+                    del self._items[index]
+                    break
+        self._items.append(message)
+        while len(self._items) > MAX_QUEUED:
+            lines = [queued for queued in self._items if queued.get("type") == "info"]
+            self._items.remove(lines[0] if lines else self._items[0])
+        self._ready.set()
+
+    async def get(self) -> dict:
+        while not self._items:
+            self._ready.clear()
+            await self._ready.wait()
+        return self._items.popleft()
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
+def _superseded_by(message: dict):
+    """What a later message must share to make this one worthless (None: it never is)."""
+    kind = message.get("type")
+    if kind == "state":
+        return ("state",)
+    if kind == "info":
+        return ("info", message.get("search"), message.get("multipv"), message.get("column"))
+    return None
+
+
+class RateLimit:
+    """A token bucket: `allow()` is False once a page sends faster than RATE_PER_S for long."""
+
+    def __init__(self):
+        self.tokens = float(BURST)
+        self.last = time.monotonic()
+        self.warned_at = 0.0
+
+    def allow(self) -> bool:
+        now = time.monotonic()
+        self.tokens = min(BURST, self.tokens + (now - self.last) * RATE_PER_S)
+        self.last = now
+        if self.tokens >= 1:
+            self.tokens -= 1
+            return True
+        return False
+
+    def warn(self) -> bool:
+        """Whether to say so now (once a second at most)."""
+        now = time.monotonic()
+        if now - self.warned_at >= 1:
+            self.warned_at = now
+            return True
+        return False
+
+
 def create_app(engine_command: list[str], guard: Optional[Guard] = None,
                max_engines: int = DEFAULT_MAX_ENGINES) -> Starlette:
     """The app; `guard` (default: loopback names, no token) decides who may use it, and at
@@ -42,13 +120,14 @@ def create_app(engine_command: list[str], guard: Optional[Guard] = None,
 
     async def socket(websocket: WebSocket) -> None:
         await websocket.accept()
-        outbox: asyncio.Queue = asyncio.Queue()
+        outbox = Outbox()
+        rate = RateLimit()
         variant = websocket.query_params.get("game", DEFAULT_VARIANT)
         try:
-            session = BoardSession(variant, engine_command, outbox.put_nowait,
+            session = BoardSession(variant, engine_command, outbox.put,
                                    asyncio.get_running_loop(), slots)
         except ValueError:  # an unknown game in the address: the default one
-            session = BoardSession(DEFAULT_VARIANT, engine_command, outbox.put_nowait,
+            session = BoardSession(DEFAULT_VARIANT, engine_command, outbox.put,
                                    asyncio.get_running_loop(), slots)
         sessions.add(session)
 
@@ -67,6 +146,10 @@ def create_app(engine_command: list[str], guard: Optional[Guard] = None,
                 received = await websocket.receive()
                 if received["type"] == "websocket.disconnect":
                     break
+                if not rate.allow():  # dropped unread: a flood costs nothing to parse
+                    if rate.warn():
+                        outbox.put({"type": "error", "message": TOO_FAST})
+                    continue
                 text = received.get("text")
                 if text is None and received.get("bytes") is not None:
                     text = received["bytes"]

@@ -428,3 +428,52 @@ def test_sigterm_ends_the_server_at_once_while_an_engine_never_answers(tmp_path)
     assert "Traceback" not in board_process.stderr.read()
     left = subprocess.run(["pgrep", "-f", str(stuck)], capture_output=True, text=True).stdout
     assert left == ""  # the stuck engine was killed, not left behind
+
+
+def test_the_outbox_merges_superseded_messages_and_stays_bounded():
+    from mallard.protocol.board.app import MAX_QUEUED, Outbox
+
+    outbox = Outbox()
+    outbox.put({"type": "state", "n": 1})
+    outbox.put({"type": "info", "search": 1, "multipv": 1, "depth": 1})
+    outbox.put({"type": "error", "message": "kept"})
+    outbox.put({"type": "state", "n": 2})
+    outbox.put({"type": "info", "search": 1, "multipv": 1, "depth": 2})
+    outbox.put({"type": "info", "search": 1, "multipv": 2, "depth": 2})
+    kinds = [(m["type"], m.get("n", m.get("depth"))) for m in outbox._items]
+    assert kinds == [("error", None), ("state", 2), ("info", 2), ("info", 2)]
+    for column in range(10 * MAX_QUEUED):  # lines that merge nothing: the oldest go
+        outbox.put({"type": "info", "search": 2, "multipv": 1, "column": column})
+    assert len(outbox) == MAX_QUEUED
+    assert [m["type"] for m in list(outbox._items)[:2]] == ["error", "state"]
+
+
+def test_a_flood_of_messages_does_not_hold_another_page(tmp_path):
+    """20,000 tiny messages froze the server for over a minute; now they are dropped unread
+    past the page's rate, and another page is answered at once."""
+    import asyncio
+
+    websockets = pytest.importorskip("websockets")
+    server = subprocess.Popen([sys.executable, "-m", "mallard.protocol.cli", "board", "--port",
+                               "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        base, token = server.stdout.readline().split()[2].split("/?token=")
+        url = f"ws{base[4:]}/ws?game=duck&token={token}"
+
+        async def scenario() -> float:
+            async with websockets.connect(url, origin=base) as flooder, \
+                    websockets.connect(url, origin=base) as other:
+                await other.recv()  # its first state
+                for _ in range(20_000):
+                    await flooder.send('{"cmd": "state"}')
+                sent = time.monotonic()
+                await other.send('{"cmd": "state"}')
+                while json.loads(await asyncio.wait_for(other.recv(), 30))["type"] != "state":
+                    pass
+                return time.monotonic() - sent
+
+        waited = asyncio.run(scenario())
+        assert waited < 1, f"{waited:.2f} s"
+    finally:
+        server.terminate()
+        server.wait(10)
