@@ -221,11 +221,11 @@ def _solve(args) -> int:
 
 
 def _bench(args) -> int:
-    from mallard.protocol.bench import bench_connect4
+    from mallard.engines.connect4.bench import bench_connect4
 
     sets = args.set or list(TEST_SETS)
     return bench_connect4(sets, args.limit, not args.no_book, args.weak, args.reference,
-                          threads=args.threads)
+                          sys.stdout, threads=args.threads)
 
 
 def _perft(args) -> int:
@@ -246,21 +246,21 @@ def _perft(args) -> int:
 
 
 def _bench_duck_perft(args) -> int:
-    from mallard.protocol.bench import bench_duck_perft
+    from mallard.engines.duck.bench import bench_duck_perft
 
-    return bench_duck_perft(args.reference)
+    return bench_duck_perft(args.reference, sys.stdout)
 
 
 def _bench_duck(args) -> int:
-    from mallard.protocol.bench import bench_duck
+    from mallard.engines.duck.bench import bench_duck
 
-    return bench_duck(args.depth, args.enumeration, args.enumeration_positions)
+    return bench_duck(args.depth, args.enumeration, args.enumeration_positions, sys.stdout)
 
 
 def _bench_threads(args) -> int:
-    from mallard.protocol.bench import bench_threads
+    from mallard.engines.bench_threads import bench_threads
 
-    return bench_threads(args.variants, args.movetime, args.threads)
+    return bench_threads(args.variants, args.movetime, args.threads, sys.stdout)
 
 
 def _bench_startup(args) -> int:
@@ -270,10 +270,11 @@ def _bench_startup(args) -> int:
 
 
 def _bench_duck_match(args) -> int:
-    from mallard.protocol.bench import bench_duck_match
+    from mallard.engines.duck.bench import bench_duck_match
 
     with _work_pool(args.cluster, args.jobs) as (pool, where):
-        return bench_duck_match(args.a, args.b, args.pairs, args.nodes, args.seed, pool, where)
+        return bench_duck_match(args.a, args.b, args.pairs, args.nodes, args.seed, pool, where,
+                                sys.stdout)
 
 
 def _prove(args) -> int:
@@ -288,9 +289,9 @@ def _prove(args) -> int:
 
 
 def _bench_uttt(args) -> int:
-    from mallard.protocol.bench import bench_uttt
+    from mallard.engines.uttt.bench import bench_uttt
 
-    return bench_uttt(args.positions, args.limit, args.seed, args.threads)
+    return bench_uttt(args.positions, args.limit, args.seed, args.threads, sys.stdout)
 
 
 def _bench_signatures(args) -> int:
