@@ -264,7 +264,8 @@ def _bench_threads(args) -> int:
 
 
 def _bench_startup(args) -> int:
-    from mallard.protocol.bench import bench_startup
+    # imported on use, so that the engine and --version start without the match runner
+    from mallard.tournaments.bench_startup import bench_startup
 
     return bench_startup(args.rounds)
 
@@ -295,7 +296,7 @@ def _bench_uttt(args) -> int:
 
 
 def _bench_signatures(args) -> int:
-    from mallard.protocol.bench import bench_signatures
+    from mallard.protocol.signature import bench_signatures
 
     variants = [args.variant] if args.variant else [game.name for game in GAMES if game.bench]
     return bench_signatures(variants)

@@ -1,8 +1,10 @@
-"""`mallard bench` and `mallard bench startup`: the bench signatures, and what only a process
-can measure, the engine's start-up and stop latency.
+"""`mallard bench startup`: how soon an engine process answers, what only a process can measure.
 
-The benchmark tables of each game are its `bench` module's (`mallard.engines.<game>.bench`),
-`bench threads` is `mallard.engines.bench_threads`'s.
+`uci` -> `readyok` of `mallard uci` subprocesses, as cutechess-cli's handshake sends it: with a
+new empty cache (a first run after installing), with the cache it left (warm), cold with the
+machine's other core busy, and cold with no prebuilt code; then `stop` -> `bestmove` latency of
+a running search. The engine is run as a process (`mallard_command`), its output lines timed as
+they arrive; the tables are printed whole on the stream the caller passes (stdout by default).
 """
 
 from __future__ import annotations
@@ -17,12 +19,11 @@ import tempfile
 import threading
 import time
 from datetime import date
-from typing import Optional, TextIO
+from typing import TextIO
 
 from mallard.engines import compile_cache
-from mallard.engines.bench import column_width, rate
+from mallard.engines.bench import column_width
 from mallard.engines.processes import mallard_command
-from mallard.protocol.signature import SignatureResult, run_signature
 
 
 def _print_table(header, rows, out: TextIO) -> None:
@@ -36,33 +37,6 @@ def _print_table(header, rows, out: TextIO) -> None:
             print("| " + " | ".join(cell.ljust(width) for cell, width in zip(row, widths)) + " |",
                   file=out)
 
-
-# --- the bench signatures ----------------------------------------------------------------------
-
-def bench_signatures(variants, out: Optional[TextIO] = None,
-                     err: Optional[TextIO] = None) -> int:
-    """Stockfish's `bench`: `<variant>: Nodes searched: N` per game, then the total, on `out`
-    (stdout); the time and speed of each game on `err` (stderr), as Stockfish reports them."""
-    out, err = out or sys.stdout, err or sys.stderr
-    results: list[SignatureResult] = []
-    for variant in variants:
-        result = run_signature(variant)
-        results.append(result)
-        err.write(f"{result.variant}: {result.positions} positions at depth {result.depth}, "
-                  f"{result.seconds:.2f} s, {rate(result.nodes, result.seconds, 1e3)} "
-                  "knodes/s\n")
-        err.flush()
-        out.write(f"{result.variant}: Nodes searched: {result.nodes}\n")
-        out.flush()
-    nodes = sum(result.nodes for result in results)
-    seconds = sum(result.seconds for result in results)
-    err.write(f"Total time (ms): {seconds * 1000:.0f}, nodes/second: "
-              f"{nodes / seconds if seconds > 0 else 0:.0f}\n")
-    out.write(f"Nodes searched: {nodes}\n")
-    return 0
-
-
-# --- the engine process: start-up and stop latency ---------------------------------------------
 
 class _EngineProcess:
     """`mallard <protocol>` as a subprocess, with timed reads of its output lines."""
