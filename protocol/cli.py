@@ -23,7 +23,6 @@ from mallard.engines import DEFAULT_GAMES, GAMES, compile_cache, find_game, game
 from mallard.engines.base import MAX_THREADS
 from mallard.engines.connect4.testsets import TEST_SETS
 from mallard.engines.duck.terms import TERM_NAMES, WEIGHT_GROUP_NAMES, parse_terms
-from mallard.engines.processes import mallard_command
 from mallard.engines.workpool import LocalPool, WorkPool
 from mallard.protocol import VERSION, print_notice
 
@@ -361,92 +360,16 @@ def _match(args) -> int:
 
 def _tune(args) -> int:
     # imported on use: the tuner reads match databases with the tournaments package
-    import numpy as np
-
-    from mallard.engines.duck import evaluation
-    from mallard.tournaments import tuning
+    from mallard.tournaments.tuning import tune
 
     if args.labelled_only and (not args.scores or args.label_nodes):
         raise ValueError("--labelled-only fits the positions --scores FILE holds, searching "
                          "none: it needs --scores and does not take --label-nodes")
-    records = [record for path in args.databases for record in tuning.read_games(path)]
-    positions = tuning.quiet_positions(records, args.skip_plies)
-    print(f"{positions.game_count} finished games, {len(positions.results)} quiet positions",
-          flush=True)
-    if args.labelled_only:
-        known = tuning.read_scores(args.scores)
-        positions = positions.subset([index for index, text in enumerate(positions.texts)
-                                      if text in known])
-        print(f"{len(positions.results)} of them scored in {args.scores}", flush=True)
-    if args.sample:
-        positions = positions.sample(args.sample, args.seed)
-        print(f"{len(positions.results)} of them taken at random", flush=True)
-    start = evaluation.weight_vector()
-    labels = scale = None
-    if args.label_nodes or args.labelled_only:
-        labels, scale = _search_labels(args, positions, start)
-
-    def progress(ridge: float, training: float, validation: float) -> None:
-        print(f"ridge {ridge:g}: error {training:.6f} training, {validation:.6f} validation",
-              flush=True)
-
-    result = tuning.fit(positions, start, ridges=args.ridges, validation=args.validation,
-                        seed=args.seed, fixed=tuple(args.fixed), labels=labels, scale=scale,
-                        progress=progress)
-    print(f"K {result.scale:.4f}; positions: {result.training} training, "
-          f"{result.validation} validation (whole games)")
-    print(f"error before {result.before[0]:.6f} training, {result.before[1]:.6f} validation")
-    kept = "none did better: the weights stay" if result.ridge is None else \
-        f"kept ridge {result.ridge:g}"
-    print(f"error after  {result.after[0]:.6f} training, {result.after[1]:.6f} validation "
-          f"({kept})")
-    moved = np.flatnonzero(result.weights != start)
-    material = slice(evaluation.F_MATERIAL, evaluation.F_PLACEMENT)
-    print(f"{len(moved)} of {len(start)} weights changed; "
-          f"material {start[material].tolist()} -> {result.weights[material].tolist()}")
-    stretch = tuning.relative_scale(positions.features, start, result.weights)
-    print(f"the fitted evaluation is {stretch:.3f} times the current one on these positions; "
-          f"divided by that, material "
-          f"{np.round(result.weights[material] / stretch).astype(int).tolist()}")
-    if args.write:
-        tuning.rewrite_weights(args.write, result.weights)
-        print(f"wrote the weights into {args.write}")
-    else:
-        print(evaluation.weights_source(result.weights), end="")
-    return 0
-
-
-def _search_labels(args, positions, start):
-    """(labels, K) for `mallard tune duck --label-nodes N`: this mallard, as a UCI subprocess,
-    searches each position (mallard.tournaments.tuning.search_scores) that --scores FILE does not
-    already score (with --labelled-only, FILE scores them all)."""
-    import numpy as np
-
-    from mallard.tournaments import tuning
-    from mallard.tournaments.players import EngineConfig
-    from mallard.tournaments.timecontrol import TimeControl
-
-    # with --labelled-only every position is in FILE and the engine is never started
-    config = EngineConfig(name="labels", command=mallard_command("uci"),
-                          tc=TimeControl().with_limits(nodes=args.label_nodes or 1))
-    known = tuning.read_scores(args.scores) if args.scores else {}
-    step = max(1, len(positions.texts) // 20)
-
-    def progress(done: int, wanted: int) -> None:
-        if done % step == 0 or done == wanted:
-            print(f"searched {done} of {wanted} positions", flush=True)
-
-    try:
-        scores = tuning.search_scores(positions.texts, config, args.jobs, known, progress)
-    finally:
-        if args.scores:
-            tuning.write_scores(args.scores, known)
-    scale = tuning.fit_scale(positions.features.astype(float), positions.results, start)
-    searched = int(np.count_nonzero(~np.isnan(scores)))
-    nodes = f"{args.label_nodes} nodes" if args.label_nodes else f"from {args.scores}"
-    print(f"K {scale:.4f}; {searched} positions labelled {args.result_share:g} result + "
-          f"{1 - args.result_share:g} search score ({nodes})", flush=True)
-    return tuning.mixed_labels(positions.results, scores, scale, args.result_share), scale
+    return tune(args.databases, sys.stdout, skip_plies=args.skip_plies,
+                labelled_only=args.labelled_only, scores_file=args.scores, sample=args.sample,
+                seed=args.seed, label_nodes=args.label_nodes, result_share=args.result_share,
+                jobs=args.jobs, ridges=args.ridges, validation=args.validation,
+                fixed=tuple(args.fixed), write=args.write)
 
 
 def _warmup(args) -> int:
