@@ -12,19 +12,31 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib.util
-import math
 import os
-import shutil
 import sys
 from typing import Iterator, Optional
 
-from mallard.engines import DEFAULT_GAMES, GAMES, compile_cache, find_game, game_names, get_game
+from mallard.engines import DEFAULT_GAMES, GAMES, compile_cache, find_game, get_game
 from mallard.engines.base import MAX_THREADS
 from mallard.engines.connect4.testsets import TEST_SETS
-from mallard.engines.duck.terms import TERM_NAMES, WEIGHT_GROUP_NAMES, parse_terms
+from mallard.engines.duck.terms import TERM_NAMES, WEIGHT_GROUP_NAMES
 from mallard.engines.workpool import LocalPool, WorkPool
 from mallard.protocol import VERSION, print_notice
+from mallard.protocol.arguments import (
+    depth_list,
+    evaluation_terms,
+    executable,
+    fraction,
+    installed,
+    non_negative_int,
+    number_list,
+    port_number,
+    positive_int,
+    positive_seconds,
+    share,
+    up_to,
+    variant_list,
+)
 
 DESCRIPTION = ("A game-engine server: a perfect Connect Four solver, Duck Chess and Ultimate "
                "Tic-Tac-Toe behind UCI, UGI, GTP and the solver line protocol, and a match "
@@ -33,69 +45,8 @@ DESCRIPTION = ("A game-engine server: a perfect Connect Four solver, Duck Chess 
 EXIT_BROKEN_PIPE = 128 + 13  # what a C tool killed by SIGPIPE reports
 
 
-# --- argument types: each refuses a bad value with a message argparse prints ------------------
-
-def _integer(text: str, minimum: int) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
-    if value < minimum:
-        raise argparse.ArgumentTypeError(f"{value} is below {minimum}")
-    return value
-
-
-def positive_int(text: str) -> int:
-    return _integer(text, 1)
-
-
-def non_negative_int(text: str) -> int:
-    return _integer(text, 0)
-
-
-def up_to(maximum: int):
-    def check(text: str) -> int:
-        value = positive_int(text)
-        if value > maximum:
-            raise argparse.ArgumentTypeError(f"{value} is above {maximum}")
-        return value
-    return check
-
-
-def positive_seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a number of seconds") from None
-    if not (math.isfinite(value) and value > 0):
-        raise argparse.ArgumentTypeError(f"'{text}' is not a positive number of seconds")
-    return value
-
-
-def _number(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a number") from None
-    if not math.isfinite(value):
-        raise argparse.ArgumentTypeError(f"'{text}' is not a finite number")
-    return value
-
-
-def non_negative_number(text: str) -> float:
-    value = _number(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{value} is below 0")
-    return value
-
-
-def number_list(text: str) -> list[float]:
-    """Comma-separated numbers, none negative."""
-    values = [non_negative_number(part.strip()) for part in text.split(",") if part.strip()]
-    if not values:
-        raise argparse.ArgumentTypeError("no number given")
-    return values
-
+# --- argument types that check with the match runner's code (`mallard.protocol.arguments` has
+# the others); each refuses a bad value with a message argparse prints
 
 def weight_groups(text: str) -> list[str]:
     """Comma-separated names of the duck evaluation's weight groups ('none' for none)."""
@@ -109,50 +60,6 @@ def weight_groups(text: str) -> list[str]:
     return names
 
 
-def fraction(text: str) -> float:
-    value = non_negative_number(text)
-    if value >= 1:
-        raise argparse.ArgumentTypeError(f"{value} is not below 1")
-    return value
-
-
-def share(text: str) -> float:
-    """A number from 0 to 1."""
-    value = non_negative_number(text)
-    if value > 1:
-        raise argparse.ArgumentTypeError(f"{value} is above 1")
-    return value
-
-
-def depth_list(text: str) -> list[int]:
-    """Comma-separated positive depths ('' for none)."""
-    return [positive_int(part.strip()) for part in text.split(",") if part.strip()]
-
-
-def executable(text: str) -> str:
-    found = shutil.which(text)
-    if found is None:
-        raise argparse.ArgumentTypeError(f"no executable program '{text}'")
-    return found
-
-
-def installed(module: str, extra: str):
-    def check(text: str) -> str:
-        if importlib.util.find_spec(module) is None:
-            raise argparse.ArgumentTypeError(
-                f"'{text}' needs the {module} package: pip install 'mallard[{extra}]'")
-        return text
-    return check
-
-
-def evaluation_terms(text: str) -> str:
-    try:
-        parse_terms(text)
-    except ValueError as error:
-        raise argparse.ArgumentTypeError(str(error)) from None
-    return text
-
-
 def cluster_address(text: str) -> str:
     # imported on use: the tournaments package loads the match runner
     from mallard.tournaments.cluster import parse_address
@@ -162,6 +69,21 @@ def cluster_address(text: str) -> str:
     except ValueError as error:
         raise argparse.ArgumentTypeError(str(error)) from None
     return installed("distributed", "cluster")(text)
+
+
+def control_list(text: str) -> list[str]:
+    # imported on use, so that the engine and --version start without the match runner
+    from mallard.tournaments.bench_timing import parse_control
+
+    controls = [part.strip() for part in text.split(",") if part.strip()]
+    try:
+        for control in controls:
+            parse_control(control)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    if not controls:
+        raise argparse.ArgumentTypeError("no time control given")
+    return controls
 
 
 @contextlib.contextmanager
@@ -308,31 +230,6 @@ def _bench_timing(args) -> int:
     return bench_timing(args.games, args.variants, args.controls, args.concurrency)
 
 
-def variant_list(text: str) -> list[str]:
-    known = game_names()
-    names = [name.strip() for name in text.split(",") if name.strip()]
-    unknown = [name for name in names if name not in known]
-    if not names or unknown:
-        raise argparse.ArgumentTypeError(f"expected variants among {', '.join(known)}, "
-                                         f"not '{text}'")
-    return names
-
-
-def control_list(text: str) -> list[str]:
-    # imported on use, so that the engine and --version start without the match runner
-    from mallard.tournaments.bench_timing import parse_control
-
-    controls = [part.strip() for part in text.split(",") if part.strip()]
-    try:
-        for control in controls:
-            parse_control(control)
-    except ValueError as error:
-        raise argparse.ArgumentTypeError(str(error)) from None
-    if not controls:
-        raise argparse.ArgumentTypeError("no time control given")
-    return controls
-
-
 def _book_build(args) -> int:
     from mallard.engines.connect4.book import BITBULLY_FILE, bitbully_book, cache_dir
     from mallard.engines.connect4.book_builder import build_book
@@ -388,13 +285,6 @@ def _board(args) -> int:
               "pip install 'mallard[board]'", file=sys.stderr)
         return 2
     return board.serve(args.host, args.port, args.engine, args.open)
-
-
-def port_number(text: str) -> int:
-    value = non_negative_int(text)
-    if value > 65535:
-        raise argparse.ArgumentTypeError(f"{value} is above 65535")
-    return value
 
 
 def _add_engines(commands) -> None:
