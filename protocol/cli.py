@@ -16,7 +16,7 @@ import os
 import sys
 from typing import Iterator, Optional
 
-from mallard.engines import DEFAULT_GAMES, GAMES, compile_cache, find_game, get_game
+from mallard.engines import DEFAULT_GAMES, GAMES, compile_cache, find_game
 from mallard.engines.base import MAX_THREADS
 from mallard.engines.connect4.testsets import TEST_SETS
 from mallard.engines.duck.terms import TERM_NAMES, WEIGHT_GROUP_NAMES
@@ -150,20 +150,9 @@ def _bench(args) -> int:
 
 
 def _perft(args) -> int:
-    game = get_game(args.game)
-    compile_cache.announce_compile(game.variant, "perft")
-    position = game.parse_position(args.fen) if args.fen else game.start_position()
-    bulk = not args.no_bulk
-    if args.divide:
-        total = 0
-        for move, count in position.divide(args.depth, bulk):
-            print(f"{position.format_move(move)}: {count}", flush=True)
-            total += count
-        print()
-    else:
-        total = position.perft(args.depth, bulk)
-    print(f"Nodes searched: {total}")
-    return 0
+    from mallard.protocol import tools
+
+    return tools.perft(args.game, args.depth, args.fen, args.divide, not args.no_bulk, sys.stdout)
 
 
 def _bench_duck_perft(args) -> int:
@@ -200,14 +189,10 @@ def _bench_duck_match(args) -> int:
 
 
 def _prove(args) -> int:
-    from mallard.engines.uttt.prover import Prover, format_outcome, solve_interruptibly
+    from mallard.protocol import tools
 
-    compile_cache.announce_compile("uttt")
-    position = get_game("uttt").parse_position(args.position)
-    prover = Prover(hash_mb=args.hash, critical=not args.no_critical, threads=args.threads)
-    outcome, interrupted = solve_interruptibly(prover, position, args.limit)
-    print(format_outcome(position, outcome))
-    return 130 if interrupted else 0
+    return tools.prove(args.position, args.limit, args.hash, not args.no_critical, args.threads,
+                       sys.stdout)
 
 
 def _bench_uttt(args) -> int:
@@ -231,21 +216,11 @@ def _bench_timing(args) -> int:
 
 
 def _book_build(args) -> int:
-    from mallard.engines.connect4.book import BITBULLY_FILE, bitbully_book, cache_dir
-    from mallard.engines.connect4.book_builder import build_book
+    from mallard.protocol import tools
 
-    def progress(level: int, done: int, total: int) -> None:
-        print(f"level {level}: {done}/{total} chunks", file=sys.stderr, flush=True)
-
-    base = None
-    if not args.no_base and (args.width, args.height) == (7, 6) and args.depth < 12:
-        if bitbully_book() is not None:  # converts and caches it on first use
-            base = cache_dir() / BITBULLY_FILE
     with _work_pool(args.cluster, args.jobs) as (pool, _):
-        path = build_book(args.width, args.height, args.depth, output=args.output, base=base,
-                          progress=progress, pool=pool)
-    print(path)
-    return 0
+        return tools.build_book(args.width, args.height, args.depth, args.output,
+                                not args.no_base, pool, sys.stdout, sys.stderr)
 
 
 def _match(args) -> int:
@@ -279,12 +254,7 @@ def _board(args) -> int:
     # imported on use: the web page's server is an optional extra
     from mallard.protocol import board
 
-    missing = board.missing_dependency()
-    if missing is not None:
-        print(f"mallard: 'mallard board' needs the {missing} package: "
-              "pip install 'mallard[board]'", file=sys.stderr)
-        return 2
-    return board.serve(args.host, args.port, args.engine, args.open)
+    return board.run(args.host, args.port, args.engine, args.open)
 
 
 def _add_engines(commands) -> None:

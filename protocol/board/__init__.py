@@ -8,7 +8,7 @@ descriptions, loading positions, PGN), `engine` (the engine process and its outp
 CSS and JavaScript, no library, nothing fetched from elsewhere at run time).
 
 Needs the optional `board` extra (Starlette, uvicorn, websockets); `missing_dependency()` says
-which one is absent, so that the command line can say what to install in one line.
+which one is absent, so that `run` (`mallard board`) can say what to install in one line.
 """
 
 from __future__ import annotations
@@ -33,6 +33,16 @@ def missing_dependency() -> Optional[str]:
 def default_engine() -> list[str]:
     """`mallard uci`, as this Python runs it (works from a checkout as well as installed)."""
     return mallard_command("uci")
+
+
+def run(host: str, port: int, engine: Optional[str], open_browser: bool) -> int:
+    """`mallard board`: the page served (see `serve`), or one line saying what to install."""
+    missing = missing_dependency()
+    if missing is not None:
+        print(f"mallard: 'mallard board' needs the {missing} package: "
+              "pip install 'mallard[board]'", file=sys.stderr)
+        return 2
+    return serve(host, port, engine, open_browser)
 
 
 def serve(host: str, port: int, engine: Optional[str], open_browser: bool) -> int:
