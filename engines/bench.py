@@ -1,4 +1,5 @@
-"""What every game's benchmarks share: the bench signature a game declares, and timed perfts.
+"""What every game's benchmarks share: the bench signature a game declares, timed perfts, and
+the Markdown tables the benchmarks write.
 
 A bench signature (Stockfish's `bench`) is the total number of nodes searched over a fixed set of
 positions at a fixed depth, each from an empty table, with fixed engine options. It depends on
@@ -6,14 +7,21 @@ nothing but the search (not on the machine, the time or the user's settings), so
 search shows as a change of the signature, and a commit that changes a search states its new
 one. Each game package's `bench` module declares its `SIGNATURE`; `GameEntry.bench()` returns it.
 The searches themselves run through a protocol session, as a client's `go depth N` does
-(`mallard.protocol.signature`): engines never print.
+(`mallard.protocol.signature`).
+
+The tables (`table_start`, `table_row`) open with a line naming the machine and the date
+(`machine_line`); each benchmark writes them, one row flushed as soon as it is known, to the
+stream its caller passes: engines never print.
 """
 
 from __future__ import annotations
 
+import os
+import platform
 import time
 from dataclasses import dataclass
-from typing import Iterable, Iterator, Optional
+from datetime import date
+from typing import Iterable, Iterator, Optional, TextIO
 
 from mallard.engines.base import Game
 
@@ -63,3 +71,34 @@ def time_perfts(game: Game, rows: Iterable[PerftRow]) -> Iterator[PerftTiming]:
         leaves = position.perft(row.depth, row.bulk)
         yield PerftTiming(row, leaves, time.perf_counter() - started)
 
+
+
+# --- the tables -------------------------------------------------------------------------------
+
+def machine_line() -> str:
+    return (f"# {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
+            f"Python {platform.python_version()}, {date.today().isoformat()}\n")
+
+
+MIN_WIDTHS = {"leaves": 13}
+
+
+def column_width(index: int, title: str) -> int:
+    return max(len(title), 13 if index == 0 else MIN_WIDTHS.get(title, 10))
+
+
+def table_row(row, header) -> str:
+    cells = (cell.ljust(column_width(i, h)) for i, (cell, h) in enumerate(zip(row, header)))
+    return "| " + " | ".join(cells) + " |"
+
+
+def _separator(header) -> str:
+    return "|" + "|".join("-" * (column_width(i, h) + 2) for i, h in enumerate(header)) + "|"
+
+
+def table_start(header, out: TextIO) -> None:
+    out.write(table_row(header, header) + "\n" + _separator(header) + "\n")
+
+
+def rate(count: float, seconds: float, unit: float) -> str:
+    return f"{count / seconds / unit:,.1f}" if seconds > 0 else "-"

@@ -7,15 +7,21 @@ and `go depth N`. The node total depends on the search alone, so `mallard bench`
 print the same number on every machine. The searches run on the session's own thread as a `go`
 does; a first one-ply search loads the compiled code, so compiling is not timed (the signature's
 searches all start from an empty table, so it does not change the count).
+
+`bench_signatures` is `mallard bench` without a benchmark: Stockfish's form of the signatures,
+the counts on stdout and the time and speed on stderr.
 """
 
 from __future__ import annotations
 
+import sys
 import time
 from dataclasses import dataclass
+from typing import Optional, TextIO
 
 from mallard.engines import find_game
 from mallard.engines.base import Limits
+from mallard.engines.bench import rate
 from mallard.protocol.session import Session
 
 
@@ -54,3 +60,26 @@ def run_signature(variant: str) -> SignatureResult:
                                f"{result.extra['error']}")
         nodes += result.nodes
     return SignatureResult(entry.name, len(signature.positions), signature.depth, nodes, seconds)
+
+
+def bench_signatures(variants, out: Optional[TextIO] = None,
+                     err: Optional[TextIO] = None) -> int:
+    """Stockfish's `bench`: `<variant>: Nodes searched: N` per game, then the total, on `out`
+    (stdout); the time and speed of each game on `err` (stderr), as Stockfish reports them."""
+    out, err = out or sys.stdout, err or sys.stderr
+    results: list[SignatureResult] = []
+    for variant in variants:
+        result = run_signature(variant)
+        results.append(result)
+        err.write(f"{result.variant}: {result.positions} positions at depth {result.depth}, "
+                  f"{result.seconds:.2f} s, {rate(result.nodes, result.seconds, 1e3)} "
+                  "knodes/s\n")
+        err.flush()
+        out.write(f"{result.variant}: Nodes searched: {result.nodes}\n")
+        out.flush()
+    nodes = sum(result.nodes for result in results)
+    seconds = sum(result.seconds for result in results)
+    err.write(f"Total time (ms): {seconds * 1000:.0f}, nodes/second: "
+              f"{nodes / seconds if seconds > 0 else 0:.0f}\n")
+    out.write(f"Nodes searched: {nodes}\n")
+    return 0

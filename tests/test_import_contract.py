@@ -1,7 +1,14 @@
 """The import contract of the house, read from the source (every import statement, also those
 inside functions):
 
-- `engines` never imports `protocol` or `tournaments`;
+- `engines` never imports `protocol` or `tournaments`, and never writes to the standard streams
+  (no `print`, no `sys.stdout`): it returns what it found, or writes to a stream it is given;
+- the line front-ends of `protocol` never import `tournaments`: only the command line
+  (`protocol/cli.py`, which composes the two) and the web board (`protocol/board/`, which drives
+  engine processes through the match runner's player and writes PGN with its writer) do;
+- no module of `protocol` but the command line imports a game's benchmarks (they live beside
+  what they measure, in `engines` and `tournaments`), and `protocol/cli.py` stays short: each
+  subcommand parses its arguments and calls one function;
 - a game's rules never import its search: nothing a `rules` module reaches inside `engines`
   is a searcher, solver, prover or search kernel;
 - `protocol` never imports numba kernels (it goes through the games' Python APIs);
@@ -17,6 +24,10 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("engines", "protocol", "tournaments")
+COMMAND_LINE = "mallard.protocol.cli"
+BOARD = "mallard.protocol.board"
+MOST_COMMAND_LINE_LINES = 449
+SIGNATURE_FORM = "mallard.engines.bench"  # a signature's form and rate: protocol/signature.py
 SEARCH_MODULES = ("searcher", "solver", "prover", "search_kernels", "pv_kernels", "prover_kernels",
                   "selfplay", "enumeration", "book", "book_builder", "driver")
 
@@ -69,12 +80,51 @@ def test_the_reader_sees_the_imports(graph):
     assert "mallard.engines.base" in graph["mallard.engines.duck.rules"]
     assert "mallard.engines.duck.kernels" in graph["mallard.engines.duck.searcher"]
     assert "mallard.protocol.session" in graph["mallard.protocol.uci"]
+    # those of the modules allowed to import tournaments, also from inside functions
+    assert "mallard.tournaments.cli" in graph["mallard.protocol.cli"]
+    assert "mallard.tournaments.players" in graph["mallard.protocol.board.engine"]
 
 
 def test_engines_never_import_protocol_or_tournaments(graph):
     wrong = {(name, imported) for name, imports in graph.items() if name.startswith("mallard.engines")
              for imported in imports if imported.split(".")[1] in ("protocol", "tournaments")}
     assert not wrong
+
+
+def test_engines_never_write_to_the_standard_streams():
+    wrong = set()
+    for name, path in _modules().items():
+        if not name.startswith("mallard.engines."):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+                    and node.func.id == "print":
+                wrong.add((name, node.lineno, "print"))
+            elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
+                    and node.value.id == "sys" and node.attr in ("stdin", "stdout", "stderr"):
+                wrong.add((name, node.lineno, f"sys.{node.attr}"))
+    assert not wrong
+
+
+def test_only_the_command_line_and_the_board_import_tournaments(graph):
+    wrong = {(name, imported) for name, imports in graph.items()
+             if name.startswith("mallard.protocol") and name != COMMAND_LINE
+             and not (name + ".").startswith(BOARD + ".")
+             for imported in imports if imported.startswith("mallard.tournaments")}
+    assert not wrong
+
+
+def test_only_the_command_line_of_protocol_imports_benchmarks(graph):
+    wrong = {(name, imported) for name, imports in graph.items()
+             if name.startswith("mallard.protocol") and name != COMMAND_LINE
+             for imported in imports if imported.split(".")[-1].startswith("bench")
+             and imported != SIGNATURE_FORM}
+    assert not wrong
+
+
+def test_the_command_line_stays_short():
+    lines = len((ROOT / "protocol" / "cli.py").read_text().splitlines())
+    assert lines <= MOST_COMMAND_LINE_LINES, f"protocol/cli.py has {lines} lines"
 
 
 def test_rules_never_reach_a_search(graph):

@@ -28,8 +28,9 @@ share * result + (1 - share) * that (`mixed_labels`; positions whose search foun
 their result). Fitting the static evaluation to a deeper search's score is what engines' own
 tuners and network trainers do; a match then judges the weights either way.
 
-Everything here reads files, runs engine processes and computes; the command line is
-`mallard tune duck`.
+Everything here reads files, runs engine processes, computes and reports: `tune` is the run of
+`mallard tune duck`, from the databases to the weights block, reporting each step on the stream
+it is given; the command line only parses its arguments.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ import sqlite3
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Callable, Optional, TextIO
 
 import numpy as np
 
@@ -55,10 +56,11 @@ from mallard.engines.duck.board import (
 )
 from mallard.engines.duck.rules import DuckGame
 from mallard.engines.duck.searcher import DEFAULT_TERMS
+from mallard.engines.processes import mallard_command
 from mallard.tournaments.players import EngineConfig, EngineError, Player
 from mallard.tournaments.records import GameRecord
 from mallard.tournaments.storage import StorageError, check_readable
-from mallard.tournaments.timecontrol import Clock
+from mallard.tournaments.timecontrol import Clock, TimeControl
 
 SKIP_PLIES = 8  # after the opening: early positions say little about the result
 SQLITE_HEADER = b"SQLite format 3\0"
@@ -420,3 +422,91 @@ def rewrite_weights(path: str, weights: np.ndarray) -> None:
                          f"and '{evaluation.WEIGHTS_END}')")
     block = evaluation.weights_source(weights)
     Path(path).write_text("".join(lines[:marks[0]]) + block + "".join(lines[marks[1] + 1:]))
+
+
+# --- `mallard tune duck`: the run, reported line by line --------------------------------------
+
+def tune(databases: list[str], out: TextIO, *, skip_plies: int, labelled_only: bool,
+         scores_file: Optional[str], sample: int, seed: int, label_nodes: int,
+         result_share: float, jobs: int, ridges, validation: float, fixed: tuple[str, ...],
+         write: Optional[str]) -> int:
+    """`mallard tune duck`: the quiet positions of the `databases`' games (`sample` of them
+    when not 0; with `labelled_only`, those `scores_file` holds), labelled by their results
+    or also by search (`label_nodes`, `search_labels`), fitted; the fit is reported on `out`,
+    and the new weights block printed there or written into `write`."""
+    records = [record for path in databases for record in read_games(path)]
+    positions = quiet_positions(records, skip_plies)
+    print(f"{positions.game_count} finished games, {len(positions.results)} quiet positions",
+          file=out, flush=True)
+    if labelled_only:
+        known = read_scores(scores_file)
+        positions = positions.subset([index for index, text in enumerate(positions.texts)
+                                      if text in known])
+        print(f"{len(positions.results)} of them scored in {scores_file}", file=out, flush=True)
+    if sample:
+        positions = positions.sample(sample, seed)
+        print(f"{len(positions.results)} of them taken at random", file=out, flush=True)
+    start = evaluation.weight_vector()
+    labels = scale = None
+    if label_nodes or labelled_only:
+        labels, scale = search_labels(positions, start, label_nodes, scores_file, jobs,
+                                      result_share, out)
+
+    def progress(ridge: float, training: float, validation: float) -> None:
+        print(f"ridge {ridge:g}: error {training:.6f} training, {validation:.6f} validation",
+              file=out, flush=True)
+
+    result = fit(positions, start, ridges=ridges, validation=validation, seed=seed, fixed=fixed,
+                 labels=labels, scale=scale, progress=progress)
+    print(f"K {result.scale:.4f}; positions: {result.training} training, "
+          f"{result.validation} validation (whole games)", file=out)
+    print(f"error before {result.before[0]:.6f} training, {result.before[1]:.6f} validation",
+          file=out)
+    kept = "none did better: the weights stay" if result.ridge is None else \
+        f"kept ridge {result.ridge:g}"
+    print(f"error after  {result.after[0]:.6f} training, {result.after[1]:.6f} validation "
+          f"({kept})", file=out)
+    moved = np.flatnonzero(result.weights != start)
+    material = slice(evaluation.F_MATERIAL, evaluation.F_PLACEMENT)
+    print(f"{len(moved)} of {len(start)} weights changed; "
+          f"material {start[material].tolist()} -> {result.weights[material].tolist()}",
+          file=out)
+    stretch = relative_scale(positions.features, start, result.weights)
+    print(f"the fitted evaluation is {stretch:.3f} times the current one on these positions; "
+          f"divided by that, material "
+          f"{np.round(result.weights[material] / stretch).astype(int).tolist()}", file=out)
+    if write:
+        rewrite_weights(write, result.weights)
+        print(f"wrote the weights into {write}", file=out)
+    else:
+        print(evaluation.weights_source(result.weights), end="", file=out)
+    return 0
+
+
+def search_labels(positions: Positions, start: np.ndarray, label_nodes: int,
+                  scores_file: Optional[str], jobs: int, result_share: float,
+                  out: TextIO) -> tuple[np.ndarray, float]:
+    """(labels, K) for `mallard tune duck --label-nodes N`: this mallard, as a UCI subprocess,
+    searches each position (`search_scores`) that the `scores_file` does not already score
+    (with --labelled-only, the file scores them all); progress is reported on `out`."""
+    # with --labelled-only every position is in FILE and the engine is never started
+    config = EngineConfig(name="labels", command=mallard_command("uci"),
+                          tc=TimeControl().with_limits(nodes=label_nodes or 1))
+    known = read_scores(scores_file) if scores_file else {}
+    step = max(1, len(positions.texts) // 20)
+
+    def progress(done: int, wanted: int) -> None:
+        if done % step == 0 or done == wanted:
+            print(f"searched {done} of {wanted} positions", file=out, flush=True)
+
+    try:
+        scores = search_scores(positions.texts, config, jobs, known, progress)
+    finally:
+        if scores_file:
+            write_scores(scores_file, known)
+    scale = fit_scale(positions.features.astype(float), positions.results, start)
+    searched = int(np.count_nonzero(~np.isnan(scores)))
+    nodes = f"{label_nodes} nodes" if label_nodes else f"from {scores_file}"
+    print(f"K {scale:.4f}; {searched} positions labelled {result_share:g} result + "
+          f"{1 - result_share:g} search score ({nodes})", file=out, flush=True)
+    return mixed_labels(positions.results, scores, scale, result_share), scale

@@ -1,11 +1,14 @@
-"""Connect Four benchmarks, computed here and printed by `mallard.protocol.bench` (`mallard bench
-connect4`), and the game's bench signature.
+"""Connect Four benchmarks (`mallard bench connect4`), computed and written as a Markdown table
+here, and the game's bench signature.
 
 - The test sets (`solve_test_sets`): Pons' public sets solved through the `Solver` API with a
   fresh table per position: per set, the time and nodes of each position and how many answers
   were right (a weak solve compares signs only).
 - The BitBully reference (`bitbully_times`): BitBully's MTD(f) on the same positions, for
   `--reference bitbully` (the optional `bitbully` package, `pip install '.[bench]'`).
+- The table (`bench_connect4`): per test set, positions, correct, mean, median and max time,
+  mean nodes, Mnodes/s; with `--reference bitbully` BitBully's time on the same positions in
+  the same run. It goes to the stream the caller passes, a row as soon as its set is solved.
 - `SIGNATURE`: positions the solver solves exactly (it ignores the depth), without the opening
   book, whose contents depend on what is installed.
 
@@ -15,11 +18,12 @@ timed.
 
 from __future__ import annotations
 
+import statistics
 import time
 from dataclasses import dataclass
-from typing import Iterable, Iterator, Optional
+from typing import Iterable, Iterator, Optional, TextIO
 
-from mallard.engines.bench import BenchSignature
+from mallard.engines.bench import BenchSignature, machine_line, table_row, table_start
 from mallard.engines.connect4.book import Book, default_book
 from mallard.engines.connect4.rules import Connect4Game
 from mallard.engines.connect4.solver import Solver
@@ -112,3 +116,43 @@ def bitbully_times(pairs: list[tuple[str, int]], weak: bool,
             value, expected = (value > 0) - (value < 0), (expected > 0) - (expected < 0)
         correct += value == expected
     return times, correct
+
+
+# --- the table ------------------------------------------------------------------------------
+
+def _format_time(seconds: float) -> str:
+    if seconds < 1e-3:
+        return f"{seconds * 1e6:.1f} us"
+    if seconds < 1:
+        return f"{seconds * 1e3:.2f} ms"
+    return f"{seconds:.2f} s"
+
+
+def bench_connect4(sets, limit, use_book, weak, reference, out: TextIO,
+                   threads: int = 1) -> int:
+    book = bench_book(use_book)
+    records = solve_test_sets(sets, limit, book, weak, threads)
+    mode = ("weak" if weak else "strong") + (", book" if book is not None else ", no book") + \
+        (f", {threads} threads" if threads > 1 else "")
+    out.write(f"# mallard bench connect4 ({mode}, fresh table per position)\n")
+    out.write(machine_line())
+    header = ["set", "positions", "correct", "mean", "median", "max", "mean nodes", "Mnodes/s"]
+    if reference:
+        header += ["bitbully mean", "correct", "time ratio"]
+    table_start(header, out)
+    failures = 0
+    for record in records:
+        times = record.times
+        failures += len(record.pairs) - record.correct
+        total_time = sum(times)
+        row = [record.name, str(len(record.pairs)), str(record.correct),
+               _format_time(statistics.mean(times)), _format_time(statistics.median(times)),
+               _format_time(max(times)), f"{statistics.mean(record.nodes):,.0f}",
+               f"{sum(record.nodes) / total_time / 1e6:.2f}" if total_time else "-"]
+        if reference:
+            ref_times, ref_correct = bitbully_times(record.pairs, weak, use_book)
+            row += [_format_time(statistics.mean(ref_times)), str(ref_correct),
+                    f"{total_time / sum(ref_times):.2f}"]
+        out.write(table_row(row, header) + "\n")
+        out.flush()
+    return 1 if failures else 0

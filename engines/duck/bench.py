@@ -1,5 +1,5 @@
-"""Duck Chess benchmarks, computed here and printed by `mallard.protocol.bench` (`mallard bench duck`,
-`duck-perft`, `duck-match`), and the game's bench signature.
+"""Duck Chess benchmarks (`mallard bench duck`, `duck-perft`, `duck-match`), computed and written
+as Markdown tables here, and the game's bench signature.
 
 - Perft timing (`time_perfts`): the start position at depth 3 and reference row 3 at depths 2
   and 3 with bulk counting at the last ply, the start position at depth 3 without it; each row
@@ -11,19 +11,32 @@
   pairs against the exception search without quiescence, values compared.
 - Self-play (`self_play`): two evaluation configurations in process (`mallard.engines.duck.selfplay`).
 
+The tables (`bench_duck_perft`, `bench_duck`, `bench_duck_match`) go to the stream the caller
+passes, a row as soon as it is known: leaves, correctness, seconds and Mleaves/s per perft
+(`--reference PATH` runs a Fairy-Stockfish binary, built with all=yes, on the same perfts in
+the same run); the search bench and the enumeration check; the self-play result.
+
 Timings are taken after a first small search or perft, so compiling (or loading the compiled
 code) is never timed. Each bench yields one record per row as it finishes.
 """
 
 from __future__ import annotations
 
+import subprocess
 import time
 from dataclasses import dataclass
-from typing import Iterable, Iterator, Optional
+from typing import Iterable, Iterator, Optional, TextIO
 
 from mallard.engines import bench
 from mallard.engines.base import Limits, Score
-from mallard.engines.bench import BenchSignature, PerftRow, PerftTiming
+from mallard.engines.bench import (
+    BenchSignature,
+    PerftRow,
+    PerftTiming,
+    machine_line,
+    table_row,
+    table_start,
+)
 from mallard.engines.duck.rules import DuckGame
 from mallard.engines.duck.searcher import (
     DuckSearcher,
@@ -149,3 +162,123 @@ def self_play(a: str, b: str, pairs: int, nodes: int, seed: int,
     started = time.perf_counter()
     result = match(terms_a, terms_b, pairs, nodes, seed=seed, pool=pool)
     return SelfPlayRecord(result, time.perf_counter() - started)
+
+
+# --- the tables -----------------------------------------------------------------------------
+
+class _UciPerft:
+    """A Fairy-Stockfish process answering `go perft` for the duck variant."""
+
+    def __init__(self, path: str):
+        self.process = subprocess.Popen([path], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        text=True, bufsize=1)
+        self._send("uci")
+        self._wait("uciok")
+        self._send("setoption name UCI_Variant value duck")
+        self._send("isready")
+        self._wait("readyok")
+
+    def _send(self, line: str) -> None:
+        self.process.stdin.write(line + "\n")
+        self.process.stdin.flush()
+
+    def _wait(self, prefix: str) -> str:
+        for line in self.process.stdout:
+            if line.startswith(prefix):
+                return line
+        raise RuntimeError(f"the reference engine ended before '{prefix}'")
+
+    def perft(self, fen: Optional[str], depth: int) -> tuple[int, float]:
+        self._send(f"position fen {fen}" if fen else "position startpos")
+        self._send("isready")
+        self._wait("readyok")
+        started = time.perf_counter()
+        self._send(f"go perft {depth}")
+        line = self._wait("Nodes searched")
+        return int(line.split(":")[1]), time.perf_counter() - started
+
+    def close(self) -> None:
+        self._send("quit")
+        self.process.wait(timeout=10)
+
+
+def bench_duck_perft(reference: Optional[str], out: TextIO) -> int:
+    timings = time_perfts()
+    out.write("# mallard bench duck-perft (bulk: the last ply is counted from the piece moves)\n")
+    out.write(machine_line())
+    header = ["position", "depth", "bulk", "leaves", "correct", "seconds", "Mleaves/s"]
+    engine = None
+    if reference:
+        header += ["reference s", "speed-up"]
+        engine = _UciPerft(reference)
+    table_start(header, out)
+    failures = 0
+    for timing in timings:
+        row, seconds = timing.row, timing.seconds
+        failures += not timing.correct
+        cells = [row.label, str(row.depth), "yes" if row.bulk else "no", f"{timing.leaves:,}",
+                 "yes" if timing.correct else f"NO ({row.expected:,})", f"{seconds:.3f}",
+                 f"{timing.leaves / seconds / 1e6:,.0f}"]
+        if engine is not None:
+            ref_leaves, ref_seconds = engine.perft(row.position, row.depth)
+            failures += ref_leaves != row.expected
+            cells += [f"{ref_seconds:.3f}", f"{ref_seconds / seconds:.1f}x"]
+        out.write(table_row(cells, header) + "\n")
+        out.flush()
+    if engine is not None:
+        engine.close()
+    return 1 if failures else 0
+
+
+def bench_duck(depth: int, enumeration_depths, enumeration_positions: int,
+               out: TextIO) -> int:
+    records = search_bench(depth)
+    out.write(f"# mallard bench duck: depth {depth}, quiescence on, fresh "
+              f"{BENCH_HASH_MB} MB table per position\n")
+    out.write(machine_line())
+    header = ["position", "best move", "score", "nodes", "seconds", "knodes/s"]
+    table_start(header, out)
+    total_nodes, total_time = 0, 0.0
+    for record in records:
+        total_nodes += record.nodes
+        total_time += record.seconds
+        row = [str(record.index), record.best_move, str(record.score), f"{record.nodes:,}",
+               f"{record.seconds:.3f}", f"{record.nodes / record.seconds / 1e3:,.0f}"]
+        out.write(table_row(row, header) + "\n")
+        out.flush()
+    out.write(table_row(["total", "", "", f"{total_nodes:,}", f"{total_time:.3f}",
+                          f"{total_nodes / total_time / 1e3:,.0f}"], header) + "\n")
+    out.write(f"\nbench signature (total nodes): {total_nodes}\n")
+    if not enumeration_depths:
+        return 0
+    out.write(f"\n# full enumeration against the exception search, first {enumeration_positions}"
+              " positions, no quiescence, fixed depth, values compared\n")
+    header = ["depth", "positions", "equal", "enumeration", "exception", "node ratio",
+              "enum s", "exc s"]
+    table_start(header, out)
+    failures = 0
+    for record in enumeration_bench(enumeration_depths, enumeration_positions):
+        failures += record.positions - record.equal
+        row = [str(record.depth), str(record.positions), str(record.equal),
+               f"{record.enumeration_nodes:,}", f"{record.exception_nodes:,}",
+               f"{record.enumeration_nodes / max(1, record.exception_nodes):,.1f}",
+               f"{record.enumeration_seconds:.2f}", f"{record.exception_seconds:.2f}"]
+        out.write(table_row(row, header) + "\n")
+        out.flush()
+    return 1 if failures else 0
+
+
+def bench_duck_match(a: str, b: str, pairs: int, nodes: int, seed: int, pool: WorkPool,
+                     where: str, out: TextIO) -> int:
+    """Self-play on `pool`; `where` says where that is (printed in the table's title)."""
+    record = self_play(a, b, pairs, nodes, seed, pool)
+    result = record.result
+    elo, margin = result.elo()
+    header = ["A", "B", "games", "A wins", "draws", "A losses", "A score", "Elo (95%)"]
+    out.write(f"# mallard bench duck-match: {nodes} nodes per move, {pairs} random 4-ply "
+              f"openings x 2 colours, seed {seed}, {record.seconds:.0f} s on {where}\n")
+    table_start(header, out)
+    row = [a, b, str(result.games), str(result.wins), str(result.draws), str(result.losses),
+           f"{result.score:.3f}", f"{elo:+.0f} +- {margin:.0f}"]
+    out.write(table_row(row, header) + "\n")
+    return 0

@@ -1,5 +1,5 @@
-"""Ultimate Tic-Tac-Toe benchmarks, computed here and printed by `mallard.protocol.bench` (`mallard bench
-uttt`), and the game's bench signature. Every random position is drawn from
+"""Ultimate Tic-Tac-Toe benchmarks (`mallard bench uttt`), computed and written as compact
+Markdown tables here, and the game's bench signature. Every random position is drawn from
 `random.Random(seed)`, so a run is repeatable.
 
 1. Perft (`time_perfts`): from the start (depths 5-7) and from the reference mid-game position
@@ -15,7 +15,8 @@ uttt`), and the game's bench signature. Every random position is drawn from
 4. The prover with 1 and N threads (`prover_threads`): the same games stepped back
    THREADS_PLIES plies (positions the prover solves in a fraction of a second to seconds).
 
-Every solve starts from an empty table (64 MB). `SIGNATURE` holds positions with more than the
+Every solve starts from an empty table (64 MB). `bench_uttt` writes the tables, in this
+order and each row as soon as it is known, to the stream the caller passes. `SIGNATURE` holds positions with more than the
 searcher's `PROVER_MAX_OPEN` open cells: a depth-limited search asks the prover for a slice of
 time only in later positions, and a time slice would make the node count depend on the machine.
 """
@@ -23,11 +24,12 @@ time only in later positions, and a time slice would make the node count depend 
 from __future__ import annotations
 
 import random
+import statistics
 from dataclasses import dataclass
-from typing import Iterable, Iterator, Optional
+from typing import Iterable, Iterator, Optional, TextIO
 
 from mallard.engines import bench
-from mallard.engines.bench import BenchSignature, PerftRow, PerftTiming
+from mallard.engines.bench import BenchSignature, PerftRow, PerftTiming, machine_line, rate
 from mallard.engines.uttt.prover import ProofOutcome, Prover
 from mallard.engines.uttt.rules import UtttGame, UtttPosition
 
@@ -257,3 +259,148 @@ def prover_threads(positions: int, limit: float, seed: int,
                     single.solve(position, time_limit=limit, details=False),
                     parallel.solve(position, time_limit=limit, details=False))
 
+
+# --- the tables -----------------------------------------------------------------------------
+
+def _header(title: str, out: TextIO) -> None:
+    out.write(f"# {title}\n")
+    out.write(machine_line())
+
+
+def _compact_row(cells) -> str:
+    return "| " + " | ".join(cells) + " |"
+
+
+def _compact_table_start(header, out: TextIO) -> None:
+    out.write(_compact_row(header) + "\n" + "|" + "|".join("---" for _ in header) + "|\n")
+
+
+def _perft_table(out: TextIO) -> int:
+    timings = time_perfts()
+    _header("mallard bench uttt: perft (finished games are leaves; the last ply is counted)",
+            out)
+    _compact_table_start(["position", "depth", "leaves", "correct", "seconds", "Mleaves/s"], out)
+    failures = 0
+    for timing in timings:
+        row = timing.row
+        if timing.correct is None:
+            verdict = "-"
+        else:
+            verdict = "yes" if timing.correct else f"NO ({row.expected:,})"
+            failures += not timing.correct
+        out.write(_compact_row([row.label, str(row.depth), f"{timing.leaves:,}", verdict,
+                                f"{timing.seconds:.3f}",
+                                rate(timing.leaves, timing.seconds, 1e6)]) + "\n")
+        out.flush()
+    return failures
+
+
+def _prover_table(positions: int, limit: float, seed: int, out: TextIO) -> int:
+    comparisons = compare_prover(positions, limit, seed)
+    out.write("\n")
+    _header(f"mallard bench uttt: df-pn with / without the critical-board analysis; "
+            f"{positions} random positions with <= {LATE_OPEN_CELLS} open cells "
+            f"(seed {seed}), limit {limit:g} s per solve, fresh {HASH_MB} MB "
+            "table", out)
+    header = ["position", "open", "value", "crit nodes", "crit s", "crit knodes/s",
+              "crit proof", "plain nodes", "plain s", "plain knodes/s", "plain proof",
+              "node ratio"]
+    _compact_table_start(header, out)
+    failures = 0
+    totals = [[0, 0.0], [0, 0.0]]  # (nodes, seconds) with and without the critical analysis
+    for comparison in comparisons:
+        cells = [comparison.label, str(comparison.open_cells)]
+        if comparison.agree:
+            cells.append(comparison.value)
+        else:
+            failures += 1
+            cells.append("DISAGREE " + "/".join(o.text for o in comparison.outcomes))
+        for total, outcome in zip(totals, comparison.outcomes):
+            nodes = f"{outcome.nodes:,}" + ("" if outcome.value is not None else " (limit)")
+            proof = f"{outcome.proof_size:,}" if outcome.proof_size >= 0 else "-"
+            cells += [nodes, f"{outcome.search_seconds:.3f}",
+                      rate(outcome.nodes, outcome.search_seconds, 1e3), proof]
+            total[0] += outcome.nodes
+            total[1] += outcome.search_seconds
+        both = all(outcome.value is not None for outcome in comparison.outcomes)
+        cells.append(f"{comparison.plain.nodes / max(1, comparison.critical.nodes):.2f}"
+                     if both else "-")
+        out.write(_compact_row(cells) + "\n")
+        out.flush()
+    cells = ["total", "", ""]
+    for nodes, seconds in totals:
+        cells += [f"{nodes:,}", f"{seconds:.2f}", rate(nodes, seconds, 1e3), ""]
+    cells.append(f"{totals[1][0] / max(1, totals[0][0]):.2f}")
+    out.write(_compact_row(cells) + "\n")
+    return failures
+
+
+def _plies_before_end_table(positions: int, limit: float, seed: int, out: TextIO) -> None:
+    rows = plies_before_end(positions, limit, seed)
+    out.write("\n")
+    _header(f"mallard bench uttt: positions k plies before the end of {positions} random "
+            f"games (seed {seed}), solved within {limit:g} s? (critical analysis on)", out)
+    header = ["k", "positions", "solved", "fraction", "X wins", "draws", "O wins",
+              "median s (solved)", "max s (solved)", "mean open cells"]
+    _compact_table_start(header, out)
+    for row in rows:
+        seconds = row.seconds
+        out.write(_compact_row([
+            str(row.plies), str(row.positions), str(row.solved),
+            f"{row.solved / row.positions:.2f}", str(row.values.count("X wins")),
+            str(row.values.count("draw")), str(row.values.count("O wins")),
+            f"{statistics.median(seconds):.2f}" if seconds else "-",
+            f"{max(seconds):.2f}" if seconds else "-",
+            f"{statistics.mean(row.open_cells):.1f}"]) + "\n")
+        out.flush()
+
+
+def _prover_threads_table(positions: int, limit: float, seed: int, threads: int,
+                          out: TextIO) -> int:
+    rows = prover_threads(positions, limit, seed, threads)
+    out.write("\n")
+    _header(f"mallard bench uttt: the prover with 1 and {threads} threads; positions k plies "
+            f"before the end of the games above, limit {limit:g} s per solve", out)
+    many = f"{threads} threads"
+    header = ["k", "game", "open", "value", "1 thread s", "1 thread nodes", f"{many} s",
+              f"{many} nodes", "speed-up"]
+    _compact_table_start(header, out)
+    failures = 0
+    solved = [0.0, 0.0]
+    speedups = []
+    for row in rows:
+        cells = [str(row.plies), str(row.game), str(row.open_cells)]
+        if not row.agree:
+            failures += 1
+            cells.append(f"DISAGREE {row.single.text}/{row.parallel.text}")
+        else:
+            cells.append(row.single.text if row.single.value is not None else row.parallel.text)
+        for outcome in (row.single, row.parallel):
+            cells += [f"{outcome.search_seconds:.2f}" if outcome.value is not None else "limit",
+                      f"{outcome.nodes:,}"]
+        if row.single.value is not None and row.parallel.value is not None:
+            solved[0] += row.single.search_seconds
+            solved[1] += row.parallel.search_seconds
+            speedup = row.single.search_seconds / max(1e-6, row.parallel.search_seconds)
+            speedups.append(speedup)
+            cells.append(f"{speedup:.2f}")
+        else:
+            cells.append("-")
+        out.write(_compact_row(cells) + "\n")
+        out.flush()
+    if speedups:
+        out.write(_compact_row([
+            "both solved", str(len(speedups)), "", "", f"{solved[0]:.2f}", "", f"{solved[1]:.2f}",
+            "", f"{solved[0] / max(1e-6, solved[1]):.2f} in total, median "
+            f"{statistics.median(speedups):.2f}"]) + "\n")
+    return failures
+
+
+def bench_uttt(positions: int, limit: float, seed: int, threads: int,
+               out: TextIO) -> int:
+    failures = _perft_table(out)
+    failures += _prover_table(positions, limit, seed, out)
+    _plies_before_end_table(positions, limit, seed, out)
+    if threads > 1:
+        failures += _prover_threads_table(positions, limit, seed, threads, out)
+    return 1 if failures else 0

@@ -8,7 +8,7 @@ descriptions, loading positions, PGN), `engine` (the engine process and its outp
 CSS and JavaScript, no library, nothing fetched from elsewhere at run time).
 
 Needs the optional `board` extra (Starlette, uvicorn, websockets); `missing_dependency()` says
-which one is absent, so that the command line can say what to install in one line.
+which one is absent, so that `run` (`mallard board`) can say what to install in one line.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from mallard.engines.processes import mallard_command
 
 REQUIRED = ("starlette", "uvicorn", "websockets")
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
+DEFAULT_MAX_ENGINES = 4  # engine processes a server runs at once, all pages together
 
 
 def missing_dependency() -> Optional[str]:
@@ -35,8 +36,19 @@ def default_engine() -> list[str]:
     return mallard_command("uci")
 
 
+def run(host: str, port: int, engine: Optional[str], open_browser: bool,
+        use_token: bool = True, max_engines: int = DEFAULT_MAX_ENGINES) -> int:
+    """`mallard board`: the page served (see `serve`), or one line saying what to install."""
+    missing = missing_dependency()
+    if missing is not None:
+        print(f"mallard: 'mallard board' needs the {missing} package: "
+              "pip install 'mallard[board]'", file=sys.stderr)
+        return 2
+    return serve(host, port, engine, open_browser, use_token, max_engines)
+
+
 def serve(host: str, port: int, engine: Optional[str], open_browser: bool,
-          use_token: bool = True, max_engines: int = 4) -> int:
+          use_token: bool = True, max_engines: int = DEFAULT_MAX_ENGINES) -> int:
     # imported on use: the web stack is an optional extra
     import uvicorn
 

@@ -27,8 +27,9 @@ from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
+from mallard.protocol.board import DEFAULT_MAX_ENGINES
 from mallard.protocol.board.guard import Guard, GuardMiddleware
-from mallard.protocol.board.session import DEFAULT_MAX_ENGINES, BoardSession, EngineSlots
+from mallard.protocol.board.session import BoardSession, EngineSlots
 
 STATIC = Path(__file__).resolve().parent / "static"
 DEFAULT_VARIANT = "duck"

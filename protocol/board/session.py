@@ -21,6 +21,7 @@ from typing import Any, Callable, Optional
 
 from mallard.engines import find_game
 from mallard.engines.base import MESSAGE_LIMIT, GameError, MoveError, Position, PositionError, clip
+from mallard.protocol.board import DEFAULT_MAX_ENGINES
 from mallard.protocol.board.engine import EngineLink, Search
 from mallard.protocol.board.view import (
     SIDE_LABELS,
@@ -39,7 +40,6 @@ ANALYSIS_LINES = {"duck": 3, "uttt": 3}  # Connect Four: one line per column
 DEFAULT_MOVETIME_MS = 1000
 MAX_MOVETIME_MS = 600_000
 MAX_PV = 16
-DEFAULT_MAX_ENGINES = 4  # engine processes a server runs at once (`--max-engines`)
 
 
 class CommandError(Exception):

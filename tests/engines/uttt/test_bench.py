@@ -40,10 +40,10 @@ def test_random_late_position_draws_what_the_kernel_loop_drew():
 def test_prover_threads_table_solves_each_position_twice_and_agrees():
     import io
 
-    from mallard.protocol.bench import _uttt_prover_threads
+    from mallard.engines.uttt.bench import _prover_threads_table
 
     out = io.StringIO()
-    assert _uttt_prover_threads(1, 2.0, 1, 2, out) == 0
+    assert _prover_threads_table(1, 2.0, 1, 2, out) == 0
     rows = [line for line in out.getvalue().splitlines() if line.startswith("| 2")]
     assert [row.split("|")[1].strip() for row in rows] == ["22", "24", "26"]
     for row in rows:

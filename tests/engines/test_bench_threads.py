@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 
-from mallard.protocol.bench import bench_threads
+from mallard.engines.bench_threads import bench_threads
 
 
 def test_a_row_per_variant_and_thread_count_with_their_nodes():

@@ -1,0 +1,141 @@
+"""The value parsers of the `mallard` command line's arguments: each refuses a bad value with a
+message argparse prints (`argparse.ArgumentTypeError`), so that a bad argument is found while
+parsing, before anything runs, and is reported with its subcommand's usage.
+
+They check with the games' code only; the checks that need the match runner's (a cluster's
+address, a time control, a weight group of the tuner) are the command line's own
+(`mallard.protocol.cli`), the one module of `protocol` that imports `tournaments`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import math
+import shutil
+
+from mallard.engines import game_names
+from mallard.engines.duck.terms import parse_terms
+
+
+def _integer(text: str, minimum: int) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
+    if value < minimum:
+        raise argparse.ArgumentTypeError(f"{value} is below {minimum}")
+    return value
+
+
+def positive_int(text: str) -> int:
+    return _integer(text, 1)
+
+
+def non_negative_int(text: str) -> int:
+    return _integer(text, 0)
+
+
+def up_to(maximum: int):
+    def check(text: str) -> int:
+        value = positive_int(text)
+        if value > maximum:
+            raise argparse.ArgumentTypeError(f"{value} is above {maximum}")
+        return value
+    return check
+
+
+def positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a number of seconds") from None
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"'{text}' is not a positive number of seconds")
+    return value
+
+
+def _number(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a number") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"'{text}' is not a finite number")
+    return value
+
+
+def non_negative_number(text: str) -> float:
+    value = _number(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{value} is below 0")
+    return value
+
+
+def number_list(text: str) -> list[float]:
+    """Comma-separated numbers, none negative."""
+    values = [non_negative_number(part.strip()) for part in text.split(",") if part.strip()]
+    if not values:
+        raise argparse.ArgumentTypeError("no number given")
+    return values
+
+
+def fraction(text: str) -> float:
+    value = non_negative_number(text)
+    if value >= 1:
+        raise argparse.ArgumentTypeError(f"{value} is not below 1")
+    return value
+
+
+def share(text: str) -> float:
+    """A number from 0 to 1."""
+    value = non_negative_number(text)
+    if value > 1:
+        raise argparse.ArgumentTypeError(f"{value} is above 1")
+    return value
+
+
+def depth_list(text: str) -> list[int]:
+    """Comma-separated positive depths ('' for none)."""
+    return [positive_int(part.strip()) for part in text.split(",") if part.strip()]
+
+
+def executable(text: str) -> str:
+    found = shutil.which(text)
+    if found is None:
+        raise argparse.ArgumentTypeError(f"no executable program '{text}'")
+    return found
+
+
+def installed(module: str, extra: str):
+    def check(text: str) -> str:
+        if importlib.util.find_spec(module) is None:
+            raise argparse.ArgumentTypeError(
+                f"'{text}' needs the {module} package: pip install 'mallard[{extra}]'")
+        return text
+    return check
+
+
+def evaluation_terms(text: str) -> str:
+    try:
+        parse_terms(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    return text
+
+
+def variant_list(text: str) -> list[str]:
+    known = game_names()
+    names = [name.strip() for name in text.split(",") if name.strip()]
+    unknown = [name for name in names if name not in known]
+    if not names or unknown:
+        raise argparse.ArgumentTypeError(f"expected variants among {', '.join(known)}, "
+                                         f"not '{text}'")
+    return names
+
+
+def port_number(text: str) -> int:
+    value = non_negative_int(text)
+    if value > 65535:
+        raise argparse.ArgumentTypeError(f"{value} is above 65535")
+    return value

@@ -1,0 +1,67 @@
+"""`mallard perft`, `prove` and `book build`: each runs one of the games' tools and prints what
+it found, the answer on the `out` stream it is given (stdout), progress on `err` (stderr).
+
+The games compute (`Position.perft`/`divide`, the UTTT prover, the Connect Four book builder);
+this module only prints. A book is built on the `WorkPool` the caller opens: local processes
+or a Dask cluster, which the command line opens with the match runner's code.
+"""
+
+from __future__ import annotations
+
+from typing import Optional, TextIO
+
+from mallard.engines import compile_cache, get_game
+from mallard.engines.workpool import WorkPool
+
+
+def perft(variant: str, depth: int, fen: Optional[str], divide: bool, bulk: bool,
+          out: TextIO) -> int:
+    """The leaves `depth` plies below `fen` (None: the start position); with `divide`, first
+    'move: count' for every root move."""
+    game = get_game(variant)
+    compile_cache.announce_compile(game.variant, "perft")
+    position = game.parse_position(fen) if fen else game.start_position()
+    if divide:
+        total = 0
+        for move, count in position.divide(depth, bulk):
+            print(f"{position.format_move(move)}: {count}", file=out, flush=True)
+            total += count
+        print(file=out)
+    else:
+        total = position.perft(depth, bulk)
+    print(f"Nodes searched: {total}", file=out)
+    return 0
+
+
+def prove(text: str, limit: Optional[float], hash_mb: int, critical: bool, threads: int,
+          out: TextIO) -> int:
+    """The value of the UTTT position `text`, proven within `limit` seconds (None: no limit);
+    130 when Ctrl-C stopped the proof (what it had is printed)."""
+    from mallard.engines.uttt.prover import Prover, format_outcome, solve_interruptibly
+
+    compile_cache.announce_compile("uttt")
+    position = get_game("uttt").parse_position(text)
+    prover = Prover(hash_mb=hash_mb, critical=critical, threads=threads)
+    outcome, interrupted = solve_interruptibly(prover, position, limit)
+    print(format_outcome(position, outcome), file=out)
+    return 130 if interrupted else 0
+
+
+def build_book(width: int, height: int, depth: int, output: Optional[str], use_base: bool,
+               pool: WorkPool, out: TextIO, err: TextIO) -> int:
+    """A Connect Four book of every position up to `depth` stones, solved on `pool`; prints its
+    path. With `use_base`, a 7x6 book shallower than 12 plies is searched with BitBully's."""
+    from mallard.engines.connect4 import book_builder
+    from mallard.engines.connect4.book import BITBULLY_FILE, bitbully_book, cache_dir
+
+    def progress(level: int, done: int, total: int) -> None:
+        print(f"level {level}: {done}/{total} chunks", file=err, flush=True)
+
+    base = None
+    if use_base and (width, height) == (7, 6) and depth < 12:
+        if bitbully_book() is not None:  # converts and caches it on first use
+            base = cache_dir() / BITBULLY_FILE
+    path = book_builder.build_book(width, height, depth, output=output, base=base,
+                                   progress=progress, pool=pool)
+    print(path, file=out)
+    return 0
