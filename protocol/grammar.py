@@ -36,7 +36,7 @@ from mallard.protocol.arguments import (
     up_to,
     variant_list,
 )
-from mallard.protocol.board import DEFAULT_MAX_ENGINES
+from mallard.protocol.board.limits import DEFAULT_MAX_ENGINES
 
 DESCRIPTION = ("A game-engine server: a perfect Connect Four solver, Duck Chess and Ultimate "
                "Tic-Tac-Toe behind UCI, UGI, GTP and the solver line protocol, and a match "

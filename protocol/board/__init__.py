@@ -21,10 +21,10 @@ import webbrowser
 from typing import Optional
 
 from mallard.engines.processes import mallard_command
+from mallard.protocol.board.limits import DEFAULT_MAX_ENGINES
 
 REQUIRED = ("starlette", "uvicorn", "websockets")
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
-DEFAULT_MAX_ENGINES = 4  # engine processes a server runs at once, all pages together
 
 
 def missing_dependency() -> Optional[str]:

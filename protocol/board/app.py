@@ -27,18 +27,15 @@ from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from mallard.protocol.board import DEFAULT_MAX_ENGINES
 from mallard.protocol.board.guard import Guard, GuardMiddleware
+from mallard.protocol.board.limits import BURST, DEFAULT_MAX_ENGINES, MAX_QUEUED, RATE_PER_S
 from mallard.protocol.board.session import BoardSession, EngineSlots
 
 STATIC = Path(__file__).resolve().parent / "static"
 DEFAULT_VARIANT = "duck"
 
 
-MAX_QUEUED = 64  # messages waiting for one page; superseded ones are merged away first
-RATE_PER_S = 50  # messages a page may send per second, on average
-BURST = 200  # and at once
-TOO_FAST = "too many messages: some were dropped; at most 50 a second"
+TOO_FAST = f"too many messages: some were dropped; at most {RATE_PER_S} a second"
 
 
 class Outbox:

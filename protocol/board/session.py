@@ -21,8 +21,8 @@ from typing import Any, Callable, Optional
 
 from mallard.engines import find_game
 from mallard.engines.base import MESSAGE_LIMIT, GameError, MoveError, Position, PositionError, clip
-from mallard.protocol.board import DEFAULT_MAX_ENGINES
 from mallard.protocol.board.engine import EngineLink, Search
+from mallard.protocol.board.limits import DEFAULT_MAX_ENGINES
 from mallard.protocol.board.view import (
     SIDE_LABELS,
     BoardMove,

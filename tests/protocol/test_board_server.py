@@ -431,7 +431,8 @@ def test_sigterm_ends_the_server_at_once_while_an_engine_never_answers(tmp_path)
 
 
 def test_the_outbox_merges_superseded_messages_and_stays_bounded():
-    from mallard.protocol.board.app import MAX_QUEUED, Outbox
+    from mallard.protocol.board.app import Outbox
+    from mallard.protocol.board.limits import MAX_QUEUED
 
     outbox = Outbox()
     outbox.put({"type": "state", "n": 1})

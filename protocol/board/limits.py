@@ -1,0 +1,12 @@
+"""What one page and the whole board server may cost: the bounds `mallard board` keeps.
+
+A page runs at most one engine, and the server at most `DEFAULT_MAX_ENGINES` (`--max-engines`)
+for all pages together; a page's unsent messages are at most `MAX_QUEUED` (superseded ones
+merged first); a page may send `RATE_PER_S` messages a second on average and `BURST` at once,
+and the rest are dropped unread.
+"""
+
+DEFAULT_MAX_ENGINES = 4
+MAX_QUEUED = 64
+RATE_PER_S = 50
+BURST = 200
