@@ -13,6 +13,7 @@ import argparse
 import importlib.util
 import math
 import shutil
+from typing import Callable
 
 from mallard.engines import game_names
 from mallard.engines.duck.terms import parse_terms
@@ -80,19 +81,31 @@ def number_list(text: str) -> list[float]:
     return values
 
 
-def fraction(text: str) -> float:
-    value = non_negative_number(text)
-    if value >= 1:
-        raise argparse.ArgumentTypeError(f"{value} is not below 1")
+def _at_most(value, maximum, below: bool = False):
+    """`value` when it is at most (or, with `below`, under) `maximum`; argparse's error else."""
+    if value > maximum or (below and value == maximum):
+        raise argparse.ArgumentTypeError(f"{value} is {'not below' if below else 'above'} "
+                                         f"{maximum}")
     return value
+
+
+def refused_as_argument(check: Callable[[str], object], text: str) -> str:
+    """`text` once `check(text)` accepts it; its ValueError as the message argparse prints."""
+    try:
+        check(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    return text
+
+
+def fraction(text: str) -> float:
+    """A number from 0, below 1."""
+    return _at_most(non_negative_number(text), 1, below=True)
 
 
 def share(text: str) -> float:
     """A number from 0 to 1."""
-    value = non_negative_number(text)
-    if value > 1:
-        raise argparse.ArgumentTypeError(f"{value} is above 1")
-    return value
+    return _at_most(non_negative_number(text), 1)
 
 
 def depth_list(text: str) -> list[int]:
@@ -117,11 +130,7 @@ def installed(module: str, extra: str):
 
 
 def evaluation_terms(text: str) -> str:
-    try:
-        parse_terms(text)
-    except ValueError as error:
-        raise argparse.ArgumentTypeError(str(error)) from None
-    return text
+    return refused_as_argument(parse_terms, text)
 
 
 def variant_list(text: str) -> list[str]:
@@ -135,7 +144,4 @@ def variant_list(text: str) -> list[str]:
 
 
 def port_number(text: str) -> int:
-    value = non_negative_int(text)
-    if value > 65535:
-        raise argparse.ArgumentTypeError(f"{value} is above 65535")
-    return value
+    return _at_most(non_negative_int(text), 65535)

@@ -28,7 +28,7 @@ from mallard.engines.base import MESSAGE_LIMIT, clip
 from mallard.engines.connect4.testsets import TEST_SETS
 from mallard.engines.workpool import LocalPool, WorkPool
 from mallard.protocol import grammar, interrupt, print_notice
-from mallard.protocol.arguments import installed
+from mallard.protocol.arguments import installed, refused_as_argument
 
 EXIT_BROKEN_PIPE = 128 + 13  # what a C tool killed by SIGPIPE reports
 # Subcommands whose work runs in kernels on the main thread: Ctrl-C ends them at once
@@ -43,10 +43,8 @@ def weight_groups(text: str) -> list[str]:
     from mallard.tournaments.tuning import tuned_columns
 
     names = [name.strip() for name in text.split(",") if name.strip() not in ("", "none")]
-    try:
-        tuned_columns(fixed=tuple(names))  # refuses an unknown group, naming the known ones
-    except ValueError as error:
-        raise argparse.ArgumentTypeError(str(error)) from None
+    # tuned_columns refuses an unknown group, naming the known ones
+    refused_as_argument(lambda _: tuned_columns(fixed=tuple(names)), text)
     return names
 
 
@@ -54,10 +52,7 @@ def cluster_address(text: str) -> str:
     # imported on use: the tournaments package loads the match runner
     from mallard.tournaments.cluster import parse_address
 
-    try:
-        parse_address(text)
-    except ValueError as error:
-        raise argparse.ArgumentTypeError(str(error)) from None
+    refused_as_argument(parse_address, text)
     return installed("distributed", "cluster")(text)
 
 

@@ -288,15 +288,21 @@ def test_another_host_than_loopback_is_served_with_a_warning():
 
 # --- who may use the board (guard.py) ---------------------------------------------------------
 
+def engine_starts(monkeypatch) -> list:
+    """Every engine start from now on, in a list."""
+    from mallard.protocol.board import session as session_module
+
+    starts = []
+    original = session_module.EngineLink.start
+    monkeypatch.setattr(session_module.EngineLink, "start",
+                        lambda self, *a, **k: (starts.append(self), original(self, *a, **k)))
+    return starts
+
+
 @pytest.fixture
 def guarded(monkeypatch):
     """An app with a token, as `mallard board` serves it; `engines_started` counts engines."""
-    from mallard.protocol.board import session as session_module
-
-    started = []
-    original = session_module.EngineLink.start
-    monkeypatch.setattr(session_module.EngineLink, "start",
-                        lambda self, *a, **k: (started.append(self), original(self, *a, **k)))
+    started = engine_starts(monkeypatch)
     app = create_app(ENGINE, Guard("testserver", "s3cret"))
     with TestClient(app) as test_client:
         test_client.engines_started = started
@@ -348,12 +354,7 @@ def test_the_token_in_the_address_gives_the_page_a_cookie_its_socket_uses(guarde
 @pytest.fixture
 def counted(monkeypatch):
     """An app of at most two engines; `starts` holds every engine start."""
-    from mallard.protocol.board import session as session_module
-
-    starts = []
-    original = session_module.EngineLink.start
-    monkeypatch.setattr(session_module.EngineLink, "start",
-                        lambda self, *a, **k: (starts.append(self), original(self, *a, **k)))
+    starts = engine_starts(monkeypatch)
     app = create_app(ENGINE, Guard("testserver"), max_engines=2)
     with TestClient(app) as test_client:
         test_client.starts = starts
