@@ -332,6 +332,13 @@ THREADS_OPTION = Option("Threads", "spin", 1, 1, MAX_THREADS,
                         apply=lambda searcher, threads: searcher.set_threads(threads))
 
 
+def hash_option(default_mb: int, max_mb: int) -> Option:
+    """A game's `Hash`: its search table's size in MB, 1..max_mb (each game's searcher has
+    `set_hash`, which sizes its tables through `mallard.engines.tables.HashTable`)."""
+    return Option("Hash", "spin", default_mb, 1, max_mb,
+                  apply=lambda searcher, megabytes: searcher.set_hash(megabytes))
+
+
 class Game(abc.ABC):
     """A game's rules: its variant name and positions."""
 

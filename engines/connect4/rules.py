@@ -25,14 +25,14 @@ from mallard.engines.base import (
     Option,
     Position,
     PositionError,
+    hash_option,
 )
 
 DEFAULT_WIDTH, DEFAULT_HEIGHT = 7, 6
 DEFAULT_HASH_MB = 128
 MAX_HASH_MB = 65536
 SEARCHER_OPTIONS = (  # applied to a `solver.Connect4Searcher`
-    Option("Hash", "spin", DEFAULT_HASH_MB, 1, MAX_HASH_MB,
-           apply=lambda searcher, megabytes: searcher.set_hash(megabytes)),
+    hash_option(DEFAULT_HASH_MB, MAX_HASH_MB),
     Option("OwnBook", "check", True, apply=lambda searcher, on: searcher.set_own_book(on)),
     THREADS_OPTION,
 )

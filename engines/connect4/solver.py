@@ -34,7 +34,7 @@ from mallard.engines.connect4.rules import (
     Connect4Game,
     Connect4Position,
 )
-from mallard.engines.tables import install_hash_table
+from mallard.engines.tables import HashTable
 from mallard.engines.timeman import clock_start, deadline
 from mallard.engines.watchdog import Watchdog, elapsed_ms
 
@@ -42,8 +42,11 @@ from mallard.engines.watchdog import Watchdog, elapsed_ms
 ETC_MIN_EMPTY = 14
 
 
-class Solver:
-    """Exact solver for one board size; one search at a time, `request_stop` from any thread."""
+class Solver(HashTable):
+    """Exact solver for one board size; one search at a time, `request_stop` from any thread.
+    Its table is sized by `set_hash` (`HashTable`)."""
+
+    max_hash_mb, slot_words, min_slots, dtype = MAX_HASH_MB, K.TT_BUCKET_WORDS, 1 << 9, np.uint64
 
     def __init__(self, width: int = 7, height: int = 6, hash_mb: int = DEFAULT_HASH_MB,
                  book=None, etc_empty: int = ETC_MIN_EMPTY, pvs: bool = False, threads: int = 1):
@@ -61,11 +64,9 @@ class Solver:
         self.set_book(book)
 
     # --- configuration ---------------------------------------------------------------------
-    def set_hash(self, hash_mb: int) -> None:
-        """A fresh table of `hash_mb` MB; TableSizeError (the old table kept) when refused."""
-        buckets = install_hash_table(self, "tt", hash_mb, MAX_HASH_MB, K.TT_BUCKET_WORDS,
-                                     1 << 9, np.uint64)
-        self.ctx[K.C_TT_BITS] = buckets.bit_length() - 1
+    def describe_table(self, slots: int) -> None:
+        """The kernels address the table by its number of bits; a fresh one is generation 1."""
+        self.ctx[K.C_TT_BITS] = slots.bit_length() - 1
         self.ctx[K.C_GEN] = 1
 
     def set_book(self, book) -> None:

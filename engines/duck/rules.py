@@ -25,6 +25,7 @@ from mallard.engines.base import (
     Option,
     Position,
     PositionError,
+    hash_option,
 )
 from mallard.engines.duck import notation
 from mallard.engines.duck.board import (
@@ -73,8 +74,7 @@ def _selective_option(name: str, piece: str, default: bool) -> Option:
 
 
 OPTIONS = (  # applied to a `searcher.DuckSearcher`
-    Option("Hash", "spin", DEFAULT_HASH_MB, 1, MAX_HASH_MB,
-           apply=lambda searcher, megabytes: searcher.set_hash(megabytes)),
+    hash_option(DEFAULT_HASH_MB, MAX_HASH_MB),
     THREADS_OPTION,
     *(_selective_option(*piece) for piece in SELECTIVE_PIECES),
 )

@@ -26,9 +26,9 @@ from mallard.engines.base import (
     Game,
     GameResult,
     MoveError,
-    Option,
     Position,
     PositionError,
+    hash_option,
 )
 from mallard.engines.uttt.board import (
     DRAWN,
@@ -57,8 +57,7 @@ GTP_COLUMNS = "ABCDEFGHJ"  # Go skips I
 DEFAULT_HASH_MB = 64
 MAX_HASH_MB = 4096
 SEARCHER_OPTIONS = (  # applied to a `searcher.UtttSearcher`
-    Option("Hash", "spin", DEFAULT_HASH_MB, 1, MAX_HASH_MB,
-           apply=lambda searcher, megabytes: searcher.set_hash(megabytes)),
+    hash_option(DEFAULT_HASH_MB, MAX_HASH_MB),
     THREADS_OPTION,
 )
 

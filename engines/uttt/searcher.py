@@ -45,7 +45,7 @@ from mallard.engines.search_common import (
     new_stop_array,
     to_score,
 )
-from mallard.engines.tables import ThreadTable, check_hash_mb, hashfull, install_hash_table
+from mallard.engines.tables import ThreadTable, check_hash_mb, hashfull
 from mallard.engines.timeman import clock_start, deadline, move_budget_ms
 from mallard.engines.uttt import kernels as K
 from mallard.engines.uttt import search_kernels as SK
@@ -116,6 +116,8 @@ class SearchBuffers(ThreadTable):
     """The arrays one search thread works in; the table survives between searches (a helper
     thread's buffers use the main thread's table, `share_table`, in its generation)."""
 
+    max_hash_mb, slot_words, min_slots = MAX_HASH_MB, SK.BUCKET_WORDS, 512
+    mask_slot = SK.C_TT_MASK
     shared_slots = (SK.C_TT_MASK, SK.C_GEN)
     busy_mask_slot = SK.C_BUSY_MASK
 
@@ -129,12 +131,6 @@ class SearchBuffers(ThreadTable):
         self.stop = new_stop_array()
         self.never = new_stop_array()  # the stop array of the unstoppable first iteration
         self._take_table(hash_mb, table_of, SK.BUSY_SLOTS)
-
-    def set_hash(self, hash_mb: int) -> None:
-        """A fresh table of `hash_mb` MB, its pages touched now (not inside a timed search);
-        TableSizeError (the old table kept) when refused."""
-        buckets = install_hash_table(self, "tt", hash_mb, MAX_HASH_MB, SK.BUCKET_WORDS, 512)
-        self.ctx[SK.C_TT_MASK] = buckets - 1
 
     def clear(self) -> None:
         """Forget what was learnt: the table (its owner's), the move-ordering memory."""
