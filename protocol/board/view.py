@@ -7,8 +7,9 @@
 - uttt: the 81 cells, each small board's status (open, X, O, drawn), the board to play in, and
   the move text of every cell.
 `load_position(game, text)` reads what the page's load box takes: a FEN or `startpos`, a UTTT
-position, or for Connect Four a sequence of 1-based column digits. `export_pgn` and `import_pgn`
-write and read our match runner's PGN (tournaments/pgn.py), for every game.
+position, or for Connect Four a sequence of 1-based column digits. `export_pgn` and `read_pgn`
+write and read our match runner's PGN (tournaments/pgn.py, whose reader reads any PGN), for
+every game.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import re
 from typing import Optional
 
 from mallard.engines.base import Game, GameError, GameResult, MoveError, Position, PositionError
-from mallard.tournaments.pgn import game_pgn
+from mallard.tournaments.pgn import game_pgn, read_games
 from mallard.tournaments.players import EngineConfig
 from mallard.tournaments.records import SIDE_NAMES, GameJob, GameRecord, MoveRecord, Opening
 
@@ -140,33 +141,14 @@ def export_pgn(game: Game, root: Position, moves: list[BoardMove], names: tuple[
     return game_pgn(record, event="mallard board", site="local")
 
 
-TAG = re.compile(r'^\[(\w+)\s+"((?:[^"\\]|\\.)*)"\]\s*$')
-MOVE_NUMBER = re.compile(r"^\d+\.+$")
-RESULT_TOKENS = {"1-0", "0-1", "1/2-1/2", "*"}
-
-
 def read_pgn(text: str) -> tuple[dict, list[str]]:
-    """(tags, move texts) of the first game of a PGN text; comments, variations, move numbers,
-    NAGs and the result are left out. PositionError when it holds no game."""
-    tags, body = {}, []
-    for line in text.splitlines():
-        match = TAG.match(line.strip())
-        if match:
-            tags[match.group(1)] = re.sub(r"\\(.)", r"\1", match.group(2))
-        elif not line.lstrip().startswith("%"):
-            body.append(line)
-    movetext = re.sub(r"\{[^}]*\}|;[^\n]*", " ", "\n".join(body))
-    while re.search(r"\([^()]*\)", movetext):
-        movetext = re.sub(r"\([^()]*\)", " ", movetext)
-    moves = []
-    for token in movetext.split():
-        token = re.sub(r"^\d+\.+", "", token)
-        if not token or MOVE_NUMBER.match(token) or token.startswith("$") or token in RESULT_TOKENS:
-            continue
-        moves.append(token)
-    if not tags and not moves:
+    """(tags, move texts) of the first game of a PGN text (mallard.tournaments.pgn.read_games:
+    comments, variations, move numbers, NAGs and the result are left out). PositionError when it
+    holds no game."""
+    games = read_games(text)
+    if not games:
         raise PositionError("no PGN game found")
-    return tags, moves
+    return games[0].tags, games[0].moves
 
 
 def now_iso() -> str:
