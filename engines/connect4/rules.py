@@ -19,6 +19,7 @@ from typing import Optional
 
 from mallard.engines.base import (
     THREADS_OPTION,
+    EndReason,
     Game,
     GameResult,
     MoveError,
@@ -52,6 +53,11 @@ def has_four(stones: int, height: int) -> bool:
         if pairs & (pairs >> (2 * shift)):
             return True
     return False
+
+
+class Connect4End(EndReason):
+    FOUR_IN_A_ROW = "four in a row"
+    BOARD_FULL = "board full"
 
 
 class Connect4Position(Position):
@@ -122,9 +128,9 @@ class Connect4Position(Position):
 
     def result(self, claim_draw: bool = False) -> Optional[GameResult]:
         if self.winner is not None:
-            return GameResult(self.winner, "four in a row")
+            return GameResult(self.winner, Connect4End.FOUR_IN_A_ROW)
         if self.moves == self.width * self.height:
-            return GameResult(None, "board full")
+            return GameResult(None, Connect4End.BOARD_FULL)
         return None
 
     def key(self) -> int:

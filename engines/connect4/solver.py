@@ -25,7 +25,15 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from mallard.engines.base import GameResult, Limits, Score, Searcher, SearchInfo, SearchResult
+from mallard.engines.base import (
+    GameResult,
+    Limits,
+    Proven,
+    Score,
+    Searcher,
+    SearchInfo,
+    SearchResult,
+)
 from mallard.engines.connect4 import kernels as K
 from mallard.engines.connect4.book import convert_bitbully_in_background, default_book
 from mallard.engines.connect4.rules import (
@@ -495,7 +503,7 @@ def prove(position: Connect4Position, node_limit: int) -> Optional[GameResult]:
     if value is None:
         return None
     if value == 0:
-        return GameResult(None, "the position is a proven draw")
+        return GameResult(None, Proven.DRAW)
     mover = position.side_to_move
-    return GameResult(mover if value > 0 else 1 - mover, "the position is a proven win")
+    return GameResult(mover if value > 0 else 1 - mover, Proven.WIN)
 

@@ -48,7 +48,7 @@ from typing import Optional, Union
 
 import numpy as np
 
-from mallard.engines.base import GameResult
+from mallard.engines.base import GameResult, Proven
 from mallard.engines.tables import HashTable
 from mallard.engines.uttt import kernels as K
 from mallard.engines.uttt import prover_kernels as PK
@@ -454,7 +454,7 @@ def prove(position: UtttPosition, node_limit: int) -> Optional[GameResult]:
     if outcome is None or outcome.value is None:
         return None
     if outcome.value == 0:
-        return GameResult(None, "the position is a proven draw")
+        return GameResult(None, Proven.DRAW)
     winner = position.side_to_move if outcome.value > 0 else 1 - position.side_to_move
-    return GameResult(winner, "the position is a proven win")
+    return GameResult(winner, Proven.WIN)
 

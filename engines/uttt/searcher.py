@@ -33,7 +33,15 @@ from typing import Callable, Optional
 import numpy as np
 
 from mallard.engines import compile_cache
-from mallard.engines.base import GameError, Limits, Score, Searcher, SearchInfo, SearchResult
+from mallard.engines.base import (
+    GameError,
+    Limits,
+    Score,
+    ScoreKind,
+    Searcher,
+    SearchInfo,
+    SearchResult,
+)
 from mallard.engines.driver import RootSearch, deepen
 from mallard.engines.search_common import (
     C_ABORTED,
@@ -397,7 +405,7 @@ class UtttSearcher(Searcher):
                         stop_flag is not None and stop_flag[0]) and not self._keeps_draw(
                         position, best_move, budget, started, hard_deadline, stop_flag):
                     best_move, pv = proof.best_move, list(proof.pv)
-            elif not (score.kind == "mate" and score.value < 0):
+            elif not (score.kind is ScoreKind.MATE and score.value < 0):
                 score = proof.score()
         if not pv or pv[0] != best_move:
             pv = self.extend_pv(position, [best_move])
