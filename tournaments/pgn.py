@@ -88,8 +88,9 @@ def game_pgn(record: GameRecord, event: str = "?", site: str = "?") -> str:
         comment = move.comment()
         if comment:
             tokens.append("{" + comment + "}")
-    if record.reason:
-        tokens.append("{" + record.reason.replace("}", ")") + "}")
+    reason = str(record.reason)
+    if reason:
+        tokens.append("{" + reason.replace("}", ")") + "}")
     tokens.append(record.result if record.result in _RESULT_TOKENS else "*")
     return head + "\n\n" + "\n".join(_wrap(tokens)) + "\n\n"
 

@@ -21,7 +21,14 @@ from typing import Optional
 from mallard.engines.base import Game, GameError, GameResult, MoveError, Position, PositionError
 from mallard.tournaments.pgn import game_pgn, read_games
 from mallard.tournaments.players import EngineConfig
-from mallard.tournaments.records import SIDE_NAMES, GameJob, GameRecord, MoveRecord, Opening
+from mallard.tournaments.records import (
+    GameJob,
+    GameRecord,
+    MoveRecord,
+    Opening,
+    Reason,
+    Termination,
+)
 
 SIDE_LABELS = {"duck": ("White", "Black"), "cfour": ("Yellow", "Red"), "uttt": ("X", "O")}
 CFOUR_SEQUENCE = re.compile(r"^[1-9]+$")
@@ -84,11 +91,7 @@ def _uttt_view(position) -> dict:
 
 def result_text(result: Optional[GameResult]) -> str:
     """The runner's reason text: `White wins (four in a row)`, `Draw (board full)`."""
-    if result is None:
-        return ""
-    if result.winner is None:
-        return f"Draw ({result.reason})"
-    return f"{SIDE_NAMES[result.winner]} wins ({result.reason})"
+    return str(Reason.of_result(result)) if result is not None else ""
 
 
 def load_position(game: Game, text: str) -> tuple[Position, list[str]]:
@@ -135,9 +138,10 @@ def export_pgn(game: Game, root: Position, moves: list[BoardMove], names: tuple[
         (game.width, game.height) != (7, 6) else None
     players = [EngineConfig(name, ["board"]) for name in names]
     job = GameJob(1, 1, 1, game.variant, players[0], players[1], 0, 1, Opening(), board=board)
-    record = GameRecord(job, result.pgn if result else "*", result_text(result),
-                        "normal" if result else "unterminated", list(moves), root.fen(),
-                        started_at, 0, names[0], names[1])
+    reason = Reason.of_result(result) if result else Reason(None)  # an unfinished game says none
+    termination = Termination.NORMAL if result else Termination.UNTERMINATED
+    record = GameRecord(job, result.pgn if result else "*", reason, termination, list(moves),
+                        root.fen(), started_at, 0, names[0], names[1])
     return game_pgn(record, event="mallard board", site="local")
 
 
