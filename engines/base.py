@@ -2,8 +2,9 @@
 
 A game's rules are a `Game` object. It creates immutable
 `Position` values from its start position or from a FEN-style text; a position lists its legal
-moves, plays a move into a new position, and reports the game result with its reason. Moves are
-opaque to callers: they are produced by `legal_moves`/`parse_move` and written by `format_move`.
+moves, plays a move into a new position, and reports the game result with its reason (one of
+the game's `EndReason` members). Moves are opaque to callers: they are produced by
+`legal_moves`/`parse_move` and written by `format_move`.
 
 Searching goes through a `Searcher`: `search(position, limits, stop_flag, on_info) ->
 SearchResult`. Each game package declares itself once, as a `GameEntry` (its names, rules,
@@ -24,6 +25,7 @@ from __future__ import annotations
 import abc
 import os
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any, Callable, Iterable, Optional, Sequence
 
 import numpy as np
@@ -72,12 +74,36 @@ class UnknownGameError(GameError):
     """A variant name that no game in the registry has."""
 
 
+class EndReason(StrEnum):
+    """Why a game is over, as its rules say: each game declares its reasons as a subclass (an
+    enumeration with members cannot be extended, this one has none); a member's value is the
+    text the protocols and the PGN print (`four in a row`)."""
+
+    @classmethod
+    def read(cls, text: str) -> Optional["EndReason"]:
+        """The reason with this text of any game loaded (or `Proven`), None for none."""
+        for reasons in cls.__subclasses__():
+            try:
+                return reasons(text)
+            except ValueError:
+                continue
+        return None
+
+
+class Proven(EndReason):
+    """A game's value proven by a search (`GameEntry.prove`: a referee's `-adjudicate solved`)."""
+
+    WIN = "the position is a proven win"
+    DRAW = "the position is a proven draw"
+
+
 @dataclass(frozen=True)
 class GameResult:
-    """The end of a game: `winner` is 0, 1 or None for a draw; `reason` is human readable."""
+    """The end of a game: `winner` is 0, 1 or None for a draw; `reason` says why (what is
+    printed is its text)."""
 
     winner: Optional[int]
-    reason: str
+    reason: EndReason
 
     @property
     def pgn(self) -> str:
@@ -118,21 +144,37 @@ class Limits:
         return self.btime, self.binc or 0
 
 
+class ScoreKind(StrEnum):
+    """What a score's value counts; the value is UCI's word for it (`score cp 31`)."""
+
+    CP = "cp"  # centipawns
+    MATE = "mate"  # moves to mate
+
+    @classmethod
+    def read(cls, word: str) -> Optional["ScoreKind"]:
+        """The kind UCI's word names, None for any other word."""
+        try:
+            return cls(word)
+        except ValueError:
+            return None
+
+
 @dataclass(frozen=True)
 class Score:
-    """A score from the side to move: `kind` is "cp" or "mate"; see the module docstring."""
+    """A score from the side to move: `kind` says what `value` counts; see the module
+    docstring. `str()` is UCI's form, `cp 31` or `mate -3`."""
 
-    kind: str
+    kind: ScoreKind
     value: int
     exact: bool = False
 
     @staticmethod
     def cp(value: int, exact: bool = False) -> "Score":
-        return Score("cp", int(value), exact)
+        return Score(ScoreKind.CP, int(value), exact)
 
     @staticmethod
     def mate(moves: int) -> "Score":
-        return Score("mate", int(moves), True)
+        return Score(ScoreKind.MATE, int(moves), True)
 
     def __str__(self) -> str:
         return f"{self.kind} {self.value}"
@@ -141,7 +183,7 @@ class Score:
         """Win/draw/loss chances in per mille for the side to move. Mates and proven draws are
         certain; a centipawn score goes through a logistic model (100 cp ~ 64 % expected score,
         draws likeliest near 0) that is a display aid, not a measured fit."""
-        if self.kind == "mate":
+        if self.kind is ScoreKind.MATE:
             return (1000, 0, 0) if self.value > 0 else (0, 0, 1000)
         if self.exact and self.value == 0:
             return (0, 1000, 0)
@@ -359,6 +401,13 @@ DEV_OPTIONS_VARIABLE = "MALLARD_DEV_OPTIONS"
 def dev_options_enabled() -> bool:
     """Whether this process lists developer options (`DEV_OPTIONS_VARIABLE` is 1)."""
     return os.environ.get(DEV_OPTIONS_VARIABLE) == "1"
+
+
+def hash_option(default_mb: int, max_mb: int) -> Option:
+    """A game's `Hash`: its search table's size in MB, 1..max_mb (each game's searcher has
+    `set_hash`, which sizes its tables through `mallard.engines.tables.HashTable`)."""
+    return Option("Hash", "spin", default_mb, 1, max_mb,
+                  apply=lambda searcher, megabytes: searcher.set_hash(megabytes))
 
 
 class Game(abc.ABC):

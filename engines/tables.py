@@ -3,7 +3,9 @@
 A table size is asked for in megabytes (the `Hash` option): `check_hash_mb` holds it to the
 option's range, `slots_for` turns it into the largest power-of-two number of slots that fits,
 and `install_table` puts the table on an object attribute once the machine's available memory
-can hold it. `install_hash_table` is the three in one call, as every game's table is made.
+can hold it. `HashTable.set_hash` is the three in one call, the one resize path of every
+game's tables (the searchers' buffers, the Connect Four solver, the UTTT prover): a subclass
+declares its slot layout and its `Hash` maximum, and how its context describes the table.
 `hashfull` is the table fill a search reports (UCI `hashfull`), from a sample of slots.
 `ThreadTable` is the table part of one search thread's buffers: its own table, or the table of
 another thread's buffers (lazy SMP helpers), with the context slots that describe the table.
@@ -127,21 +129,40 @@ def install_table(owner, attribute: str, words: int, dtype, hash_mb: int,
     return table
 
 
-def install_hash_table(owner, attribute: str, hash_mb, maximum: int, slot_words: int,
-                       min_slots: int, dtype=np.int64) -> int:
-    """A fresh table of the largest power-of-two number of slots of `slot_words` elements of
-    `dtype` that fits in `hash_mb` MB (checked against 1..maximum; at least `min_slots`, a power
-    of two), installed as `owner.<attribute>`; returns the number of slots. TableSizeError,
-    the old table kept, when refused."""
-    hash_mb = check_hash_mb(hash_mb, maximum)
-    slots = slots_for(hash_mb, slot_words * np.dtype(dtype).itemsize, min_slots)
-    install_table(owner, attribute, slots * slot_words, dtype, hash_mb)
-    return slots
+class HashTable:
+    """An owner of a search table, `tt`, that the game's `Hash` option sizes.
+
+    A subclass declares the table's layout: slots of `slot_words` elements of `dtype`, at
+    least `min_slots` of them (a power of two), and the game's `Hash` maximum `max_hash_mb`;
+    its context array `ctx` learns the new table's size through `describe_table` (by default
+    the slot mask, slots - 1, in ctx[mask_slot])."""
+
+    max_hash_mb: int
+    slot_words: int
+    min_slots: int
+    dtype = np.int64
+    mask_slot: int
+    ctx: np.ndarray
+    tt: np.ndarray
+
+    def set_hash(self, hash_mb: int) -> None:
+        """A fresh table of the largest power-of-two number of slots that fits in `hash_mb` MB
+        (checked against 1..max_hash_mb), its pages touched now (not inside a timed search);
+        TableSizeError, the old table kept, when refused."""
+        hash_mb = check_hash_mb(hash_mb, self.max_hash_mb)
+        slots = slots_for(hash_mb, self.slot_words * np.dtype(self.dtype).itemsize,
+                          self.min_slots)
+        install_table(self, "tt", slots * self.slot_words, self.dtype, hash_mb)
+        self.describe_table(slots)
+
+    def describe_table(self, slots: int) -> None:
+        """Tell the kernels' context the size of the table just installed."""
+        self.ctx[self.mask_slot] = slots - 1
 
 
-class ThreadTable:
-    """A search thread's table, `tt`: its own (`set_hash`, given by the game's buffers) or,
-    for a helper thread, the one of the buffers it was made with (`table_of`).
+class ThreadTable(HashTable):
+    """A search thread's table, `tt`: its own (`set_hash`, in the layout the game's buffers
+    declare) or, for a helper thread, the one of the buffers it was made with (`table_of`).
 
     The game's buffers hold their context array in `ctx` and name, in `shared_slots`, the
     slots that describe the table (its mask, and its generation where entries are aged); a
@@ -152,8 +173,6 @@ class ThreadTable:
 
     shared_slots: tuple[int, ...]
     busy_mask_slot: int
-    ctx: np.ndarray
-    tt: np.ndarray
     busy: np.ndarray
 
     def _take_table(self, hash_mb: int, table_of: Optional["ThreadTable"],
@@ -166,9 +185,6 @@ class ThreadTable:
             self.set_hash(hash_mb)
         else:
             self.share_table(table_of)
-
-    def set_hash(self, hash_mb: int) -> None:
-        raise NotImplementedError
 
     def share_table(self, other: "ThreadTable") -> None:
         """Search in `other`'s table, as it stands now (call again after both `start`)."""

@@ -26,7 +26,16 @@ import re
 from typing import Optional
 
 from mallard.engines import DEFAULT_GAMES, find_game
-from mallard.engines.base import LIMIT_MAX, MESSAGE_LIMIT, GameError, Limits, Score, clip, is_number
+from mallard.engines.base import (
+    LIMIT_MAX,
+    MESSAGE_LIMIT,
+    GameError,
+    Limits,
+    Score,
+    ScoreKind,
+    clip,
+    is_number,
+)
 from mallard.protocol import ENGINE_NAME, VERSION
 from mallard.protocol.frontend import FrontEnd
 from mallard.protocol.io import Input, Output
@@ -160,10 +169,10 @@ class GtpFrontEnd(FrontEnd):
         result = self.session.game_result()
         if result is None:
             score, best = self._solve()
-            if score.kind == "cp" and not score.exact:
+            if score.kind is ScoreKind.CP and not score.exact:
                 raise GtpError("cannot score an unfinished game the solver has not solved")
             side = self.session.position.side_to_move
-            if score.kind == "cp":
+            if score.kind is ScoreKind.CP:
                 return "0"
             winner = side if score.value > 0 else 1 - side
             return "B+1" if winner == 0 else "W+1"
@@ -217,9 +226,9 @@ class GtpFrontEnd(FrontEnd):
     def cmd__mallard_solve(self, args):
         self._require_unfinished()
         score, best = self._solve()
-        if score.kind == "cp" and not score.exact:
+        if score.kind is ScoreKind.CP and not score.exact:
             raise GtpError("the solve was stopped before it finished")
-        outcome = "draw" if score.kind == "cp" else "win" if score.value > 0 else "loss"
+        outcome = "draw" if score.kind is ScoreKind.CP else "win" if score.value > 0 else "loss"
         return f"{outcome} {self.session.position.gtp_move(best)} {score}"
 
     # --- helpers ------------------------------------------------------------------------------

@@ -30,7 +30,7 @@ from mallard.engines.base import Limits
 from mallard.engines.processes import mallard_command
 from mallard.engines.timeman import DEFAULT_MOVE_OVERHEAD_MS, after_overhead, move_budget_ms
 from mallard.tournaments import EngineConfig, Match, TimeControl
-from mallard.tournaments.records import GameRecord
+from mallard.tournaments.records import GameRecord, Termination
 from mallard.tournaments.timecontrol import Clock, go_fields
 
 DEFAULT_VARIANTS = ("duck", "cfour")
@@ -98,16 +98,17 @@ def run_row(variant: str, control: TimeControl, games: int, concurrency: int) ->
                 ratios.append(took / allowed)
             if budget is not None:
                 overshoots.append(took - budget)
-    losses = [record for record in match.records if record.termination == "time forfeit"]
+    losses = [record for record in match.records
+              if record.termination is Termination.TIME_FORFEIT]
     return {"variant": variant, "tc": control.pgn_tag(), "games": len(match.records),
             "time_losses": len(losses), "moves": len(taken),
             "max_ratio": max(ratios, default=0.0),
             "mean_overshoot": statistics.mean(overshoots) if overshoots else 0.0,
             "p99_overshoot": _percentile(overshoots, 99),
-            "loss_reasons": [record.reason for record in losses],
-            "other_failures": [record.reason for record in match.records
+            "loss_reasons": [str(record.reason) for record in losses],
+            "other_failures": [str(record.reason) for record in match.records
                                if record.loser_failed is not None
-                               and record.termination != "time forfeit"]}
+                               and record.termination is not Termination.TIME_FORFEIT]}
 
 
 def _percentile(values: list[float], percent: int) -> float:

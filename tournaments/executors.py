@@ -33,6 +33,7 @@ from mallard.tournaments.cluster import Cluster, ClusterError, distributed_modul
 from mallard.tournaments.records import GameJob, GameRecord
 from mallard.tournaments.referee import (
     DEFAULT_STALL_TIMEOUT_MS,
+    STOPPED,
     EnginePool,
     StartGate,
     load_rules,
@@ -116,10 +117,10 @@ class LocalExecutor(Executor):
             self._pools.clear()
 
 
-def stopped_record(job: GameJob, reason: str = "The match was stopped") -> GameRecord:
+def stopped_record(job: GameJob) -> GameRecord:
     """The record of a game stopped before its end (result `*`, never stored)."""
     started_at = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
-    return GameRecord(job, "*", reason, "unterminated", [], "", started_at, 0,
+    return GameRecord(job, "*", STOPPED, STOPPED.termination, [], "", started_at, 0,
                       job.white.name, job.black.name)
 
 

@@ -35,7 +35,7 @@ from mallard.tournaments.cluster import ClusterError
 from mallard.tournaments.executors import DaskExecutor, Executor, LocalExecutor
 from mallard.tournaments.pgn import game_pgn
 from mallard.tournaments.players import EngineConfig, undeclared_options
-from mallard.tournaments.records import Adjudication, GameJob, GameRecord, Opening
+from mallard.tournaments.records import Adjudication, GameJob, GameRecord, Opening, Termination
 from mallard.tournaments.referee import DEFAULT_STALL_TIMEOUT_MS, load_rules
 from mallard.tournaments.schedule import Slot, make_schedule
 from mallard.tournaments.stats import PentaStats, Sprt, WdlStats
@@ -294,7 +294,7 @@ class Match:
                 except Exception as error:  # a referee bug must not lose the other games
                     self.reporter.message(f"Game {job.index} failed in the runner: {error!r}")
                     continue
-                if record.result == "*" and record.termination == "unterminated":
+                if record.result == "*" and record.termination is Termination.UNTERMINATED:
                     continue  # stopped before its end: it is played again on resume
                 self._finish(record, store, executor.retries(record.index))
                 if record.loser_failed in FATAL_FAILURES and not self.recover:

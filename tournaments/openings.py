@@ -3,10 +3,12 @@
 Formats (cutechess's `-openings format=`): `epd` and `fen` — one position per line (an EPD's
 operations after the four position fields are ignored, a FEN's counters are kept); `moves` — one
 line of moves from the variant's start position per line, in any notation the rules read (UCI
-`e2e4,e4d5`, SAN `e4,d5`, `P@d1`, column letters); `pgn` — the movetext and `FEN` tag of each
-game. `plies=N` cuts every opening's moves to its first N. `order=random` shuffles with the
-match's seed, so a resumed match plays the same openings in the same order. Blank lines and
-lines starting with `#` are skipped; a line the rules reject is an error naming the line.
+`e2e4,e4d5`, SAN `e4,d5`, `P@d1`, column letters); `pgn` — the main line and `FEN` tag of
+each game (read by `mallard.tournaments.pgn.read_games`; an error names the game's first line).
+`plies=N` cuts every opening's moves to its first N. `order=random` shuffles with the
+match's seed, so a resumed match plays the same openings in the same order. In the line formats
+blank lines and lines starting with `#` are skipped; a line the rules reject is an error naming
+the line.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from pathlib import Path
 from typing import Optional
 
 from mallard.engines.base import Game, GameError
+from mallard.tournaments.pgn import read_games
 from mallard.tournaments.records import Opening
 
 FORMATS = ("epd", "fen", "moves", "pgn")
@@ -36,36 +39,6 @@ def _epd_to_fen(game: Game, line: str) -> str:
     return line
 
 
-_PGN_TAG = re.compile(r'^\[(\w+)\s+"(.*)"\]\s*$')
-_PGN_NOISE = re.compile(r"\{[^}]*\}|\([^()]*\)|;[^\n]*|\$\d+|\d+\.(\.\.)?|1-0|0-1|1/2-1/2|\*")
-
-
-def _pgn_games(text: str) -> list[tuple[Optional[str], list[str], int]]:
-    games, tags, movetext, first_line = [], {}, [], 0
-    lines = text.splitlines()
-
-    def flush():
-        if tags or movetext:
-            body = _PGN_NOISE.sub(" ", " ".join(movetext))
-            games.append((tags.get("FEN"), body.split(), first_line))
-
-    for number, line in enumerate(lines, start=1):
-        match = _PGN_TAG.match(line.strip())
-        if match:
-            if movetext:
-                flush()
-                tags, movetext = {}, []
-            if not tags:
-                first_line = number
-            tags[match.group(1)] = match.group(2)
-        elif line.strip():
-            if not tags and not movetext:
-                first_line = number
-            movetext.append(line.strip())
-    flush()
-    return games
-
-
 def read_openings(path: str, game: Game, fmt: str = "epd", plies: Optional[int] = None
                   ) -> list[Opening]:
     if fmt not in FORMATS:
@@ -76,7 +49,7 @@ def read_openings(path: str, game: Game, fmt: str = "epd", plies: Optional[int] 
         raise OpeningError(f"cannot read openings '{path}': {error.strerror or error}") from None
     entries: list[tuple[Optional[str], list[str], int]] = []
     if fmt == "pgn":
-        entries = _pgn_games(text)
+        entries = [(game.tags.get("FEN"), game.moves, game.line) for game in read_games(text)]
     else:
         for number, raw in enumerate(text.splitlines(), start=1):
             line = raw.strip()

@@ -1,14 +1,28 @@
-"""PGN export of finished games, in the form cutechess writes and pyffish replays.
+"""PGN: the export of finished games, in the form cutechess writes and pyffish replays, and the
+one reader of PGN games (the match runner's `-openings format=pgn`, the board's PGN import).
 
-Tags: the seven-tag roster, then `Variant` (`duck`, `cfour`), `FEN`/`SetUp` when the game did
-not start from the variant's start position, `PlyCount`, `TimeControl` (per side when the two
-differ), `Termination`, and cutechess's `GameDuration`/`GameStartTime`. Movetext is the
+Export. Tags: the seven-tag roster, then `Variant` (`duck`, `cfour`), `FEN`/`SetUp` when the
+game did not start from the variant's start position, `PlyCount`, `TimeControl` (per side when
+the two differ), `Termination`, and cutechess's `GameDuration`/`GameStartTime`. Movetext is the
 variant's PGN notation (duck SAN `e4,d5`, Connect Four drops `P@d1`), each move followed by
 `{score/depth time}` or `{book}` for opening moves, and the final comment is the reason. Lines
 are wrapped at 79 characters; a game ends with a blank line.
+
+Import (`read_games`), as the PGN standard's import format reads: tag pairs `[Name "value"]`
+(`\\` and `\"` escaped in the value), then movetext, where comments (`{...}` up to the first
+`}`, `;` to the end of the line), variations `( ... )` (nested, skipped with everything in
+them), NAGs `$n`, move numbers (`12.`, `12...`, also glued to the move: `12.e4`), the move
+suffixes `!` and `?`, and a line starting with `%` (an escape) are left out. A game ends at its
+result (`1-0`, `0-1`, `1/2-1/2`, `*`), at the next game's tags, or with the text. The reader is
+one pass over a tokenizing regular expression and a depth counter: its time is linear in the
+text, however deep the variations nest.
 """
 
 from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Optional
 
 from mallard.engines import get_game
 from mallard.tournaments.records import GameRecord
@@ -74,8 +88,9 @@ def game_pgn(record: GameRecord, event: str = "?", site: str = "?") -> str:
         comment = move.comment()
         if comment:
             tokens.append("{" + comment + "}")
-    if record.reason:
-        tokens.append("{" + record.reason.replace("}", ")") + "}")
+    reason = str(record.reason)
+    if reason:
+        tokens.append("{" + reason.replace("}", ")") + "}")
     tokens.append(record.result if record.result in _RESULT_TOKENS else "*")
     return head + "\n\n" + "\n".join(_wrap(tokens)) + "\n\n"
 
@@ -89,3 +104,84 @@ def _first_ply(fen: str) -> int:
     except ValueError:
         fullmove = 1
     return 2 * (max(1, fullmove) - 1) + (1 if black else 0)
+
+
+# One token of PGN text; the first alternative that matches at a place wins, which is the
+# standard's reading: a `{` inside a `;` comment or a `;` inside braces is comment text.
+_TOKEN = re.compile(r"""
+      (?P<escape>^%[^\n]*)              # an escape line: `%` in its first column
+    | (?P<comment>\{[^}]*\}?|;[^\n]*)   # an unclosed brace comment runs to the end
+    | (?P<string>"(?P<text>(?:[^"\\]|\\.)*)"?)
+    | (?P<nag>\$\d*)
+    | (?P<open>\()
+    | (?P<close>\))
+    | (?P<tag_open>\[)
+    | (?P<tag_close>\])
+    | (?P<symbol>[^\s{}();\[\]"$]+)
+""", re.MULTILINE | re.VERBOSE)
+_MOVE = re.compile(r"(?:\d+\.+)?(.*?)[!?]*")  # the move of a symbol: no number, no suffix
+_ESCAPED = re.compile(r"\\(.)")
+
+
+@dataclass
+class PgnGame:
+    """A game read from PGN: its tags, its main line's move texts and the line it starts on."""
+
+    tags: dict[str, str] = field(default_factory=dict)
+    moves: list[str] = field(default_factory=list)
+    line: int = 1  # 1-based
+
+
+def read_games(text: str) -> list[PgnGame]:
+    """The games of a PGN text, in order (see the module docstring); a game has tags or moves."""
+    games: list[PgnGame] = []
+    game = PgnGame()
+    depth = 0  # how many variations the reader is in
+    tag: Optional[list[str]] = None  # the tag pair being read (its name and value), if any
+    line, line_offset = 1, 0  # the line number at offset `line_offset` of the text
+
+    def start_here(offset: int) -> None:
+        nonlocal line, line_offset
+        line += text.count("\n", line_offset, offset)
+        line_offset = offset
+        game.line = line
+
+    def finish() -> None:
+        nonlocal game
+        if game.tags or game.moves:
+            games.append(game)
+        game = PgnGame()
+
+    for token in _TOKEN.finditer(text):
+        kind = token.lastgroup
+        if kind == "open":
+            depth += 1
+        elif kind == "close":
+            depth = max(0, depth - 1)
+        elif depth or kind in ("escape", "comment", "nag"):
+            continue
+        elif kind == "tag_open":
+            if game.moves:
+                finish()
+            if not game.tags:
+                start_here(token.start())
+            tag = []
+        elif kind == "tag_close":
+            if tag is not None and len(tag) == 2:
+                game.tags[tag[0]] = tag[1]
+            tag = None
+        elif tag is not None:
+            tag.append(_ESCAPED.sub(r"\1", token.group("text")) if kind == "string"
+                       else token.group())
+        elif kind == "symbol":
+            symbol = token.group()
+            if symbol in _RESULT_TOKENS:
+                finish()
+                continue
+            move = _MOVE.fullmatch(symbol).group(1)
+            if move:
+                if not game.tags and not game.moves:
+                    start_here(token.start())
+                game.moves.append(move)
+    finish()
+    return games

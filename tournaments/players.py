@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 from mallard.engines import compile_cache
-from mallard.engines.base import clip
+from mallard.engines.base import ScoreKind, clip
 from mallard.engines.processes import MAX_LINE_BYTES, OVERLONG_LINE, read_lines
 from mallard.tournaments.timecontrol import Clock, TimeControl, go_fields, ugi_go_fields
 
@@ -98,7 +98,7 @@ class Reply:
 
     move: str
     elapsed_ms: int
-    score: Optional[tuple[str, int]] = None  # ("cp", centipawns) or ("mate", moves), mover's view
+    score: Optional[tuple[ScoreKind, int]] = None  # (CP, centipawns) or (MATE, moves), mover's view
     depth: Optional[int] = None
 
 
@@ -223,7 +223,8 @@ def deadline_after(ms: Optional[float]) -> Optional[int]:
     return None if ms is None else time.monotonic_ns() + int(ms * 1_000_000)
 
 
-def parse_info_score(tokens: list[str]) -> tuple[Optional[tuple[str, int]], Optional[int], bool]:
+def parse_info_score(tokens: list[str]
+                     ) -> tuple[Optional[tuple[ScoreKind, int]], Optional[int], bool]:
     """(score, depth, primary) from the tokens of a UCI/UGI `info` line; `primary` is False for
     the second and later MultiPV lines, whose scores are not the engine's opinion of its move."""
     score = depth = None
@@ -239,8 +240,8 @@ def parse_info_score(tokens: list[str]) -> tuple[Optional[tuple[str, int]], Opti
                 primary = int(tokens[index + 1]) == 1
                 index += 1
             elif token == "score" and index + 2 < len(tokens) + 1:
-                kind, value = tokens[index + 1], int(tokens[index + 2])
-                if kind in ("cp", "mate"):
+                kind, value = ScoreKind.read(tokens[index + 1]), int(tokens[index + 2])
+                if kind is not None:
                     score = (kind, value)
                 index += 2
             elif token in ("pv", "string"):

@@ -4,21 +4,137 @@ Everything here converts to and from JSON-ready dicts, because a game job may ru
 process or on another machine (see `executors`) and every finished game goes to SQLite.
 
 Conventions: player 0 is White (the first player; GTP's black in Connect Four). A result is the
-PGN token `1-0`, `0-1`, `1/2-1/2` or `*`; `reason` is the text cutechess prints in braces
+PGN token `1-0`, `0-1`, `1/2-1/2` or `*`; `reason` is a `Reason`: what ended the game (an
+`EndKind`), the side it names and its detail, whose text is what cutechess prints in braces
 (`White wins (four in a row)`, `Black loses on time (took 0.262 s of 0.250 s)`,
-`Draw by adjudication`); `termination` is the PGN Termination tag (`normal`, `time forfeit`,
-`illegal move`, `adjudication`, `abandoned`). Move scores are from the mover's view:
-("cp", centipawns) or ("mate", moves).
+`Draw by adjudication`); `termination` is the PGN Termination tag, a `Termination` (`normal`,
+`time forfeit`, `illegal move`, `adjudication`, `abandoned`), the one its kind has. A record
+stores both as their texts, and reads them back typed: a text in the words of a kind (an older
+runner's too) is that kind, any other is kept as it was. Move scores are from the mover's view:
+(ScoreKind.CP, centipawns) or (ScoreKind.MATE, moves); JSON holds the kind's word.
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Optional
+from enum import Enum, StrEnum
+from typing import Optional, Union
 
+from mallard.engines.base import EndReason, GameResult, ScoreKind
 from mallard.tournaments.players import EngineConfig
 
 SIDE_NAMES = ("White", "Black")
+
+
+class Termination(StrEnum):
+    """The PGN `Termination` tag of a game, in cutechess's words."""
+
+    NORMAL = "normal"
+    ADJUDICATION = "adjudication"
+    TIME_FORFEIT = "time forfeit"
+    ILLEGAL_MOVE = "illegal move"
+    RULES_INFRACTION = "rules infraction"
+    STALLED_CONNECTION = "stalled connection"
+    ABANDONED = "abandoned"
+    UNTERMINATED = "unterminated"
+
+    @classmethod
+    def read(cls, text: str) -> Union["Termination", str]:
+        """The tag of this text; a text that is none of them (not ours) stays as it is."""
+        try:
+            return cls(text)
+        except ValueError:
+            return text
+
+
+class EndKind(Enum):
+    """What ended a match game: its Termination tag and the words of its reason, cutechess's.
+    `side_words` are said of the side the reason is about (`{side}`: White or Black; None when
+    this kind is never about a side), `neutral_words` of no side (a draw; None when this kind
+    is always about a side); a detail, when there is one, follows the words between `opening`
+    and `closing`."""
+
+    # (termination, words about a side, words about no side, the detail's opening and closing)
+    RULES = (Termination.NORMAL, "{side} wins", "Draw", " (", ")")
+    ADJUDICATION = (Termination.ADJUDICATION, "{side} wins by adjudication",
+                    "Draw by adjudication", ": ", "")
+    TIME_LOSS = (Termination.TIME_FORFEIT, "{side} loses on time", None, " (", ")")
+    ILLEGAL_MOVE = (Termination.ILLEGAL_MOVE, "{side} makes an illegal move", None, ": ", "")
+    PROTOCOL_ERROR = (Termination.RULES_INFRACTION, "{side} makes a protocol error", None, ": ",
+                      "")
+    STALL = (Termination.STALLED_CONNECTION, "{side}'s connection stalls", None, ": ", "")
+    DISCONNECT = (Termination.ABANDONED, "{side} disconnects", None, ": ", "")
+    START_FAILURE = (Termination.ABANDONED, "{side} fails to start", None, ": ", "")
+    BAD_OPENING = (Termination.ABANDONED, None, "Bad opening", ": ", "")
+    BAD_OPENING_MOVE = (Termination.ABANDONED, None, "Bad opening move", ": ", "")
+    OPENING_ENDS_GAME = (Termination.ABANDONED, None, "The opening ends the game", ": ", "")
+    STOPPED = (Termination.UNTERMINATED, None, "The match was stopped", ": ", "")
+
+    def __init__(self, termination: Termination, side_words: Optional[str],
+                 neutral_words: Optional[str], opening: str, closing: str):
+        self.termination = termination
+        self.side_words = side_words
+        self.neutral_words = neutral_words
+        self.opening = opening
+        self.closing = closing
+
+    def words(self, side: Optional[int]) -> Optional[str]:
+        """The words about `side` (None: about no side), None when this kind has none."""
+        if side is None:
+            return self.neutral_words
+        return self.side_words.format(side=SIDE_NAMES[side]) if self.side_words else None
+
+
+@dataclass(frozen=True)
+class Reason:
+    """Why a match game ended: its `kind` (None: a text in no kind's words, kept whole as
+    `detail`), the side its words are about (0 White, 1 Black; None: a draw, or none) and its
+    detail (an `EndReason` of the rules, an engine's error, the time a move took). `str()` is
+    the text cutechess prints in braces; `Reason.read` reads one back."""
+
+    kind: Optional[EndKind]
+    side: Optional[int] = None
+    detail: str = ""
+
+    def __post_init__(self):
+        if self.kind is not None and self.kind.words(self.side) is None:
+            raise ValueError(f"{self.kind.name} has no words for side {self.side}")
+
+    def __str__(self) -> str:
+        if self.kind is None:
+            return self.detail
+        text = self.kind.words(self.side)
+        if self.detail:
+            text += self.kind.opening + self.detail + self.kind.closing
+        return text
+
+    @property
+    def termination(self) -> Optional[Termination]:
+        """The Termination tag of this kind of ending (None for a kept text)."""
+        return self.kind.termination if self.kind is not None else None
+
+    @classmethod
+    def of_result(cls, result: GameResult) -> "Reason":
+        """The reason of a game its rules ended: `White wins (four in a row)`."""
+        return cls(EndKind.RULES, result.winner, result.reason)
+
+    @classmethod
+    def read(cls, text: str) -> "Reason":
+        """The reason a text says: the kind whose words it is in (its detail an EndReason when
+        it is one's text), else the text as it is."""
+        for kind in EndKind:
+            for side in (None, 0, 1):
+                words = kind.words(side)
+                if words is None:
+                    continue
+                if text == words:
+                    return cls(kind, side)
+                head, tail = words + kind.opening, kind.closing
+                if text.startswith(head) and text.endswith(tail) and \
+                        len(text) > len(head) + len(tail):
+                    detail = text[len(head):len(text) - len(tail)]
+                    return cls(kind, side, EndReason.read(detail) or detail)
+        return cls(None, detail=text)
 
 
 @dataclass(frozen=True)
@@ -104,7 +220,7 @@ class MoveRecord:
     text: str  # protocol notation, as the engine sent it (UCI `e2e4,e4d5`, `P@d1`)
     san: str  # the variant's PGN notation
     time_ms: Optional[int] = None  # None for opening moves
-    score: Optional[tuple[str, int]] = None
+    score: Optional[tuple[ScoreKind, int]] = None
     depth: Optional[int] = None
 
     def comment(self) -> Optional[str]:
@@ -114,7 +230,7 @@ class MoveRecord:
         parts = []
         if self.score is not None:
             kind, value = self.score
-            if kind == "mate":
+            if kind is ScoreKind.MATE:
                 parts.append(f"{'+' if value > 0 else '-'}M{abs(value)}")
             else:
                 parts.append(f"{value / 100:+.2f}")
@@ -129,16 +245,19 @@ class MoveRecord:
 
     @classmethod
     def from_dict(cls, data: dict) -> "MoveRecord":
-        score = tuple(data["score"]) if data.get("score") else None
+        score = (ScoreKind(data["score"][0]), data["score"][1]) if data.get("score") else None
         return cls(data["text"], data["san"], data.get("time_ms"), score, data.get("depth"))
 
 
 @dataclass
 class GameRecord:
+    """A finished (or stopped) game; a `reason` or `termination` given as text is read into its
+    type (`Reason.read`, `Termination.read`)."""
+
     job: GameJob
     result: str
-    reason: str
-    termination: str
+    reason: Reason
+    termination: Termination
     moves: list[MoveRecord]
     start_fen: str  # the FEN the game (opening included) started from
     started_at: str  # ISO time
@@ -152,6 +271,12 @@ class GameRecord:
     flag_move_ms: Optional[int] = None
     flag_allowed_ms: Optional[int] = None
 
+    def __post_init__(self):
+        if isinstance(self.reason, str):
+            self.reason = Reason.read(self.reason)
+        if not isinstance(self.termination, Termination):
+            self.termination = Termination.read(self.termination)
+
     @property
     def index(self) -> int:
         return self.job.index
@@ -164,8 +289,8 @@ class GameRecord:
         return white_score if engine_id == self.job.white_id else 1.0 - white_score
 
     def to_dict(self) -> dict:
-        return {"job": self.job.to_dict(), "result": self.result, "reason": self.reason,
-                "termination": self.termination, "moves": [m.to_dict() for m in self.moves],
+        return {"job": self.job.to_dict(), "result": self.result, "reason": str(self.reason),
+                "termination": str(self.termination), "moves": [m.to_dict() for m in self.moves],
                 "start_fen": self.start_fen, "started_at": self.started_at,
                 "duration_ms": self.duration_ms, "white_name": self.white_name,
                 "black_name": self.black_name, "loser_failed": self.loser_failed,

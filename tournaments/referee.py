@@ -3,7 +3,8 @@
 The rules are the `engines` modules' (legality, the end of the game, claimable draws); the
 engines only propose moves. `play_game(job, pool)` never raises for anything an engine does:
 a crash, a hang, an illegal or unparsable move, a failed start all end the game with a result
-and a reason, and the pool is told which engine must not be reused. Moves an engine sends must
+and a `Reason` (whose kind gives the record its Termination tag), and the pool is told which
+engine must not be reused. Moves an engine sends must
 be in its protocol's own notation (`e2e4,e4d5` or `P@d1` over UCI/UGI, a column letter over
 GTP); anything else is an illegal move.
 """
@@ -17,7 +18,7 @@ import time
 from typing import Optional
 
 from mallard.engines import find_game, get_game
-from mallard.engines.base import Game, GameError, GameResult, Position
+from mallard.engines.base import Game, GameError, Position, ScoreKind
 from mallard.tournaments.players import (
     EngineConfig,
     EngineDisconnected,
@@ -26,7 +27,7 @@ from mallard.tournaments.players import (
     Player,
     Reply,
 )
-from mallard.tournaments.records import SIDE_NAMES, GameJob, GameRecord, MoveRecord
+from mallard.tournaments.records import EndKind, GameJob, GameRecord, MoveRecord, Reason
 from mallard.tournaments.timecontrol import Clock
 
 # How long past its clock (and margin) an engine may stay silent before it is killed: the time
@@ -36,6 +37,8 @@ HANG_GRACE_MS = 1_000
 # (`EnginePool(stall_timeout_ms=...)`, `mallard match -stalltimeout`).
 DEFAULT_STALL_TIMEOUT_MS = 600_000
 MATE_CP = 100_000
+MAX_MOVES_REACHED = "maximum number of moves"  # the detail of a -maxmoves draw
+STOPPED = Reason(EndKind.STOPPED)
 
 
 class StartGate:
@@ -145,11 +148,11 @@ def load_rules(variant: str, board: Optional[tuple[int, int]]) -> None:
         pass  # a game that cannot start is the referee's to report, game by game
 
 
-def _cp(score: Optional[tuple[str, int]]) -> Optional[int]:
+def _cp(score: Optional[tuple[ScoreKind, int]]) -> Optional[int]:
     if score is None:
         return None
     kind, value = score
-    if kind == "mate":
+    if kind is ScoreKind.MATE:
         return MATE_CP if value > 0 else -MATE_CP
     return value
 
@@ -164,8 +167,9 @@ class _Adjudicator:
         self.losing_streak = [0, 0]
         self.winning_streak = [0, 0]
 
-    def after_move(self, side: int, score: Optional[tuple[str, int]], position: Position
-                   ) -> Optional[tuple[Optional[int], str]]:
+    def after_move(self, side: int, score: Optional[tuple[ScoreKind, int]], position: Position
+                   ) -> Optional[Reason]:
+        """The adjudication after `side`'s move (its side: the winner, None a draw), if any."""
         rules = self.rules
         cp = _cp(score)
         if rules.draw_movenumber and rules.draw_movecount and rules.draw_score is not None:
@@ -176,7 +180,7 @@ class _Adjudicator:
             self.draw_streak = self.draw_streak + 1 if quiet and not irreversible else 0
             if (position.ply // 2 >= rules.draw_movenumber
                     and self.draw_streak >= 2 * rules.draw_movecount):
-                return None, "Draw by adjudication"
+                return Reason(EndKind.ADJUDICATION)
         if rules.resign_movecount and rules.resign_score is not None:
             losing = cp is not None and cp <= -rules.resign_score
             winning = cp is not None and cp >= rules.resign_score
@@ -185,14 +189,8 @@ class _Adjudicator:
             if self.losing_streak[side] >= rules.resign_movecount and (
                     not rules.resign_twosided
                     or self.winning_streak[1 - side] >= rules.resign_movecount):
-                return 1 - side, f"{SIDE_NAMES[1 - side]} wins by adjudication"
+                return Reason(EndKind.ADJUDICATION, 1 - side)
         return None
-
-
-def _reason_for_rules(result: GameResult) -> str:
-    if result.winner is None:
-        return f"Draw ({result.reason})"
-    return f"{SIDE_NAMES[result.winner]} wins ({result.reason})"
 
 
 def _legal_reply(position: Position, reply: Reply, protocol: str):
@@ -217,37 +215,38 @@ def play_game(job: GameJob, pool: EnginePool, stop_requested=lambda: False) -> G
     moves: list[MoveRecord] = []
     vertices: list[str] = []  # the same moves as GTP writes them
 
-    def finish(result: str, reason: str, termination: str, failed: Optional[str] = None,
+    def finish(result: str, reason: Reason, failed: Optional[str] = None,
                failed_side: Optional[int] = None, start_fen: str = "",
                flag: tuple[Optional[int], Optional[int]] = (None, None)) -> GameRecord:
         ids = (job.white_id, job.black_id)
-        return GameRecord(job, result, reason, termination, moves, start_fen, started_at,
+        return GameRecord(job, result, reason, reason.termination, moves, start_fen, started_at,
                           int((time.monotonic() - started) * 1000), names[0], names[1], failed,
                           ids[failed_side] if failed_side is not None else None, *flag)
 
-    def loss(side: int, reason: str, termination: str, failed: Optional[str] = None,
-             start_fen: str = "", flag: tuple[Optional[int], Optional[int]] = (None, None)
-             ) -> GameRecord:
-        return finish("0-1" if side == 0 else "1-0", reason, termination, failed, side, start_fen,
-                      flag)
+    def loss(reason: Reason, failed: Optional[str] = None, start_fen: str = "",
+             flag: tuple[Optional[int], Optional[int]] = (None, None)) -> GameRecord:
+        """The side the reason is about loses."""
+        return finish("0-1" if reason.side == 0 else "1-0", reason, failed, reason.side,
+                      start_fen, flag)
 
     # The opening is the referee's business: a bad one is the match's fault, not an engine's.
     try:
         position = game.parse_position(job.opening.fen) if job.opening.fen \
             else game.start_position()
     except GameError as error:
-        return finish("*", f"Bad opening: {error}", "abandoned")
+        return finish("*", Reason(EndKind.BAD_OPENING, detail=str(error)))
     start_fen = position.fen()
     for text in job.opening.moves:
         try:
             move = position.parse_move(text)
         except GameError as error:
-            return finish("*", f"Bad opening move: {error}", "abandoned", start_fen=start_fen)
+            return finish("*", Reason(EndKind.BAD_OPENING_MOVE, detail=str(error)),
+                          start_fen=start_fen)
         moves.append(MoveRecord(position.format_move(move), position.pgn_move(move)))
         vertices.append(position.gtp_move(move).lower())
         position = position.play(move)
     if position.result(claim_draw=True) is not None:
-        return finish("*", "The opening ends the game", "abandoned", start_fen=start_fen)
+        return finish("*", Reason(EndKind.OPENING_ENDS_GAME), start_fen=start_fen)
 
     players: list[Optional[Player]] = [None, None]
     healthy = [True, True]
@@ -260,18 +259,16 @@ def play_game(job: GameJob, pool: EnginePool, stop_requested=lambda: False) -> G
                         names[side] = players[side].engine_name
                 except EngineError as error:
                     if stop_requested():  # killed by the runner to stop the match
-                        return finish("*", "The match was stopped", "unterminated",
-                                      start_fen=start_fen)
-                    return loss(side, f"{SIDE_NAMES[side]} fails to start: {error}",
-                                "abandoned", "startup", start_fen)
+                        return finish("*", STOPPED, start_fen=start_fen)
+                    return loss(Reason(EndKind.START_FAILURE, side, str(error)), "startup",
+                                start_fen)
             for side in (0, 1):
                 try:
                     players[side].new_game(job.opening.fen, job.board)
                 except EngineError as error:
                     healthy[side] = False
                     if stop_requested():
-                        return finish("*", "The match was stopped", "unterminated",
-                                      start_fen=start_fen)
+                        return finish("*", STOPPED, start_fen=start_fen)
                     return _engine_failure(loss, side, error, start_fen)
         pool.gate.wait_for_starts(pool.ready_timeout_ms / 1000, stop_requested)
         return _play(job, game, position, start_fen, players, healthy, moves, vertices, loss,
@@ -287,23 +284,20 @@ def play_game(job: GameJob, pool: EnginePool, stop_requested=lambda: False) -> G
                 pool.release(players[side], job.variant, healthy[side])
 
 
-def _time_loss(side: int, took_ms: int, allowed_ms: Optional[int], answered: bool) -> str:
+def _time_loss(side: int, took_ms: int, allowed_ms: Optional[int], answered: bool) -> Reason:
     """cutechess's reason with the move's time: `White loses on time (took 0.312 s of 0.250 s)`,
     or `(no move after 1.250 s of 0.250 s)` when the runner stopped waiting."""
     took = f"took {took_ms / 1000:.3f} s" if answered else f"no move after {took_ms / 1000:.3f} s"
     allowed = f" of {allowed_ms / 1000:.3f} s" if allowed_ms is not None else ""
-    return f"{SIDE_NAMES[side]} loses on time ({took}{allowed})"
+    return Reason(EndKind.TIME_LOSS, side, took + allowed)
 
 
 def _engine_failure(loss, side: int, error: EngineError, start_fen: str) -> GameRecord:
-    name = SIDE_NAMES[side]
     if isinstance(error, EngineDisconnected):
-        return loss(side, f"{name} disconnects", "abandoned", "disconnect", start_fen)
+        return loss(Reason(EndKind.DISCONNECT, side), "disconnect", start_fen)
     if isinstance(error, EngineTimeout):
-        return loss(side, f"{name}'s connection stalls: {error}", "stalled connection",
-                    "timeout", start_fen)
-    return loss(side, f"{name} makes a protocol error: {error}", "rules infraction", None,
-                start_fen)
+        return loss(Reason(EndKind.STALL, side, str(error)), "timeout", start_fen)
+    return loss(Reason(EndKind.PROTOCOL_ERROR, side, str(error)), None, start_fen)
 
 
 def _play(job: GameJob, game: Game, position: Position, start_fen: str, players, healthy,
@@ -319,19 +313,17 @@ def _play(job: GameJob, game: Game, position: Position, start_fen: str, players,
     while True:
         over = position.result(claim_draw=True)
         if over is not None:
-            result = over.pgn
-            return finish(result, _reason_for_rules(over), "normal", start_fen=start_fen)
+            return finish(over.pgn, Reason.of_result(over), start_fen=start_fen)
         if rules.maxmoves and position.ply >= 2 * rules.maxmoves:
-            return finish("1/2-1/2", "Draw by adjudication: maximum number of moves",
-                          "adjudication", start_fen=start_fen)
+            return finish("1/2-1/2", Reason(EndKind.ADJUDICATION, None, MAX_MOVES_REACHED),
+                          start_fen=start_fen)
         if prove is not None:
             proven = prove(position, rules.solve_nodes)
             if proven is not None:
-                reason = (f"Draw by adjudication: {proven.reason}" if proven.winner is None else
-                          f"{SIDE_NAMES[proven.winner]} wins by adjudication: {proven.reason}")
-                return finish(proven.pgn, reason, "adjudication", start_fen=start_fen)
+                return finish(proven.pgn, Reason(EndKind.ADJUDICATION, proven.winner,
+                                                 proven.reason), start_fen=start_fen)
         if stop_requested():
-            return finish("*", "The match was stopped", "unterminated", start_fen=start_fen)
+            return finish("*", STOPPED, start_fen=start_fen)
         side = position.side_to_move
         player, clock = players[side], clocks[side]
         protocol = configs[side].protocol
@@ -343,21 +335,20 @@ def _play(job: GameJob, game: Game, position: Position, start_fen: str, players,
         except EngineError as error:
             healthy[side] = False
             if stop_requested():  # the runner killed it to stop the match
-                return finish("*", "The match was stopped", "unterminated", start_fen=start_fen)
+                return finish("*", STOPPED, start_fen=start_fen)
             if not isinstance(error, EngineTimeout) or not clock.running:
                 return _engine_failure(loss, side, error, start_fen)
             waited_ms = clock.stop()
             if wait_ms is None:  # no clock to lose on: the engine stalled
                 return _engine_failure(loss, side, error, start_fen)
-            return loss(side, _time_loss(side, waited_ms, allowed_ms, answered=False),
-                        "time forfeit", "timeout", start_fen, (waited_ms, allowed_ms))
+            return loss(_time_loss(side, waited_ms, allowed_ms, answered=False), "timeout",
+                        start_fen, (waited_ms, allowed_ms))
         if clock.flagged:
-            return loss(side, _time_loss(side, reply.elapsed_ms, allowed_ms, answered=True),
-                        "time forfeit", None, start_fen, (reply.elapsed_ms, allowed_ms))
+            return loss(_time_loss(side, reply.elapsed_ms, allowed_ms, answered=True), None,
+                        start_fen, (reply.elapsed_ms, allowed_ms))
         move, problem = _legal_reply(position, reply, protocol)
         if move is None:
-            return loss(side, f"{SIDE_NAMES[side]} makes an illegal move: {problem}",
-                        "illegal move", None, start_fen)
+            return loss(Reason(EndKind.ILLEGAL_MOVE, side, problem), None, start_fen)
         moves.append(MoveRecord(position.format_move(move), position.pgn_move(move),
                                 reply.elapsed_ms, reply.score, reply.depth))
         texts.append(position.format_move(move))
@@ -365,7 +356,7 @@ def _play(job: GameJob, game: Game, position: Position, start_fen: str, players,
         position = position.play(move)
         verdict = adjudicator.after_move(side, reply.score, position)
         if verdict is not None and position.result(claim_draw=True) is None:
-            winner, reason = verdict
+            winner = verdict.side
             result = "1/2-1/2" if winner is None else ("1-0" if winner == 0 else "0-1")
-            return finish(result, reason, "adjudication", start_fen=start_fen)
+            return finish(result, verdict, start_fen=start_fen)
 

@@ -176,7 +176,7 @@ class MatchStore:
                 "termination, opening, moves, started_at, duration_ms, record, pgn, "
                 "finished_order, retries) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (job.index, job.round, record.white_name, record.black_name, record.result,
-                 record.reason, record.termination, json.dumps(job.opening.to_dict()),
+                 str(record.reason), str(record.termination), json.dumps(job.opening.to_dict()),
                  " ".join(move.text for move in record.moves), record.started_at,
                  record.duration_ms, json.dumps(record.to_dict()), pgn, order, retries))
             added = self.db.execute("SELECT changes()").fetchone()[0] == 1

@@ -46,7 +46,7 @@ from typing import Callable, Optional, TextIO
 
 import numpy as np
 
-from mallard.engines.base import GameError
+from mallard.engines.base import GameError, ScoreKind
 from mallard.engines.duck import evaluation
 from mallard.engines.duck.board import (
     KIND_EN_PASSANT,
@@ -58,7 +58,7 @@ from mallard.engines.duck.rules import DuckGame
 from mallard.engines.duck.searcher import DEFAULT_TERMS
 from mallard.engines.processes import mallard_command
 from mallard.tournaments.players import EngineConfig, EngineError, Player
-from mallard.tournaments.records import GameRecord
+from mallard.tournaments.records import GameRecord, Termination
 from mallard.tournaments.storage import StorageError, check_readable
 from mallard.tournaments.timecontrol import Clock, TimeControl
 
@@ -67,7 +67,7 @@ SQLITE_HEADER = b"SQLite format 3\0"
 RESULTS = {"1-0": 1.0, "1/2-1/2": 0.5, "0-1": 0.0}
 # games whose result the board decided; a time forfeit or an engine failure says nothing of the
 # positions (1+0.01 self-play loses about 7% of its games on time)
-BOARD_ENDINGS = ("normal", "adjudication")
+BOARD_ENDINGS = (Termination.NORMAL, Termination.ADJUDICATION)
 
 
 @dataclass
@@ -218,7 +218,7 @@ def search_scores(texts: list[str], config: EngineConfig, jobs: int = 1,
                 clocks = [Clock(config.tc), Clock(config.tc)]
                 reply = player.go(text, [], 0 if white else 1, clocks, SEARCH_WAIT_MS)
                 score = float("nan")
-                if reply.score is not None and reply.score[0] == "cp":
+                if reply.score is not None and reply.score[0] is ScoreKind.CP:
                     score = float(reply.score[1] if white else -reply.score[1])
                 with lock:
                     known[text] = score

@@ -19,12 +19,14 @@ from typing import Optional
 
 from mallard.engines.base import (
     THREADS_OPTION,
+    EndReason,
     Game,
     GameResult,
     MoveError,
     Option,
     Position,
     PositionError,
+    hash_option,
     is_number,
 )
 
@@ -32,8 +34,7 @@ DEFAULT_WIDTH, DEFAULT_HEIGHT = 7, 6
 DEFAULT_HASH_MB = 128
 MAX_HASH_MB = 65536
 SEARCHER_OPTIONS = (  # applied to a `solver.Connect4Searcher`
-    Option("Hash", "spin", DEFAULT_HASH_MB, 1, MAX_HASH_MB,
-           apply=lambda searcher, megabytes: searcher.set_hash(megabytes)),
+    hash_option(DEFAULT_HASH_MB, MAX_HASH_MB),
     Option("OwnBook", "check", True, apply=lambda searcher, on: searcher.set_own_book(on)),
     THREADS_OPTION,
 )
@@ -53,6 +54,11 @@ def has_four(stones: int, height: int) -> bool:
         if pairs & (pairs >> (2 * shift)):
             return True
     return False
+
+
+class Connect4End(EndReason):
+    FOUR_IN_A_ROW = "four in a row"
+    BOARD_FULL = "board full"
 
 
 class Connect4Position(Position):
@@ -123,9 +129,9 @@ class Connect4Position(Position):
 
     def result(self, claim_draw: bool = False) -> Optional[GameResult]:
         if self.winner is not None:
-            return GameResult(self.winner, "four in a row")
+            return GameResult(self.winner, Connect4End.FOUR_IN_A_ROW)
         if self.moves == self.width * self.height:
-            return GameResult(None, "board full")
+            return GameResult(None, Connect4End.BOARD_FULL)
         return None
 
     def key(self) -> int:

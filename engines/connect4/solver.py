@@ -25,7 +25,15 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from mallard.engines.base import GameResult, Limits, Score, Searcher, SearchInfo, SearchResult
+from mallard.engines.base import (
+    GameResult,
+    Limits,
+    Proven,
+    Score,
+    Searcher,
+    SearchInfo,
+    SearchResult,
+)
 from mallard.engines.connect4 import kernels as K
 from mallard.engines.connect4.book import convert_bitbully_in_background, default_book
 from mallard.engines.connect4.rules import (
@@ -34,7 +42,7 @@ from mallard.engines.connect4.rules import (
     Connect4Game,
     Connect4Position,
 )
-from mallard.engines.tables import install_hash_table
+from mallard.engines.tables import HashTable
 from mallard.engines.timeman import clock_start, deadline
 from mallard.engines.watchdog import Watchdog, elapsed_ms
 
@@ -42,8 +50,11 @@ from mallard.engines.watchdog import Watchdog, elapsed_ms
 ETC_MIN_EMPTY = 14
 
 
-class Solver:
-    """Exact solver for one board size; one search at a time, `request_stop` from any thread."""
+class Solver(HashTable):
+    """Exact solver for one board size; one search at a time, `request_stop` from any thread.
+    Its table is sized by `set_hash` (`HashTable`)."""
+
+    max_hash_mb, slot_words, min_slots, dtype = MAX_HASH_MB, K.TT_BUCKET_WORDS, 1 << 9, np.uint64
 
     def __init__(self, width: int = 7, height: int = 6, hash_mb: int = DEFAULT_HASH_MB,
                  book=None, etc_empty: int = ETC_MIN_EMPTY, pvs: bool = False, threads: int = 1):
@@ -61,11 +72,9 @@ class Solver:
         self.set_book(book)
 
     # --- configuration ---------------------------------------------------------------------
-    def set_hash(self, hash_mb: int) -> None:
-        """A fresh table of `hash_mb` MB; TableSizeError (the old table kept) when refused."""
-        buckets = install_hash_table(self, "tt", hash_mb, MAX_HASH_MB, K.TT_BUCKET_WORDS,
-                                     1 << 9, np.uint64)
-        self.ctx[K.C_TT_BITS] = buckets.bit_length() - 1
+    def describe_table(self, slots: int) -> None:
+        """The kernels address the table by its number of bits; a fresh one is generation 1."""
+        self.ctx[K.C_TT_BITS] = slots.bit_length() - 1
         self.ctx[K.C_GEN] = 1
 
     def set_book(self, book) -> None:
@@ -494,7 +503,7 @@ def prove(position: Connect4Position, node_limit: int) -> Optional[GameResult]:
     if value is None:
         return None
     if value == 0:
-        return GameResult(None, "the position is a proven draw")
+        return GameResult(None, Proven.DRAW)
     mover = position.side_to_move
-    return GameResult(mover if value > 0 else 1 - mover, "the position is a proven win")
+    return GameResult(mover if value > 0 else 1 - mover, Proven.WIN)
 

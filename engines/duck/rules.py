@@ -19,12 +19,14 @@ import numpy as np
 
 from mallard.engines.base import (
     THREADS_OPTION,
+    EndReason,
     Game,
     GameResult,
     MoveError,
     Option,
     Position,
     PositionError,
+    hash_option,
     is_number,
 )
 from mallard.engines.duck import notation
@@ -68,8 +70,7 @@ def _selective_option(name: str, piece: str) -> Option:
 
 
 OPTIONS = (  # applied to a `searcher.DuckSearcher`
-    Option("Hash", "spin", DEFAULT_HASH_MB, 1, MAX_HASH_MB,
-           apply=lambda searcher, megabytes: searcher.set_hash(megabytes)),
+    hash_option(DEFAULT_HASH_MB, MAX_HASH_MB),
     THREADS_OPTION,
 )
 # a switch per selective piece, to measure one off against the search (an SPRT); listed only
@@ -82,6 +83,13 @@ def _kernels():
     from mallard.engines.duck import kernels
 
     return kernels
+
+
+class DuckEnd(EndReason):
+    KING_CAPTURED = "king captured"
+    NO_LEGAL_MOVE = "no legal move (the side that cannot move wins)"
+    FIFTY_MOVES = "fifty-move rule"
+    THREEFOLD_REPETITION = "threefold repetition"
 
 
 class DuckPosition(Position):
@@ -175,14 +183,14 @@ class DuckPosition(Position):
     def result(self, claim_draw: bool = False) -> Optional[GameResult]:
         side = self.side_to_move
         if self.state[S_KING + side] < 0:
-            return GameResult(1 - side, "king captured")
+            return GameResult(1 - side, DuckEnd.KING_CAPTURED)
         if len(self.piece_moves()) == 0:
-            return GameResult(side, "no legal move (the side that cannot move wins)")
+            return GameResult(side, DuckEnd.NO_LEGAL_MOVE)
         if claim_draw:
             if self.is_fifty_moves():
-                return GameResult(None, "fifty-move rule")
+                return GameResult(None, DuckEnd.FIFTY_MOVES)
             if self.is_repetition(3):
-                return GameResult(None, "threefold repetition")
+                return GameResult(None, DuckEnd.THREEFOLD_REPETITION)
         return None
 
     def is_fifty_moves(self) -> bool:

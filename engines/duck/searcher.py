@@ -47,7 +47,7 @@ from mallard.engines.search_common import (
     new_stop_array,
     to_score,
 )
-from mallard.engines.tables import ThreadTable, hashfull, install_hash_table
+from mallard.engines.tables import ThreadTable, hashfull
 from mallard.engines.timeman import clock_start
 from mallard.engines.watchdog import elapsed_ms
 
@@ -68,6 +68,8 @@ class SearchBuffers(ThreadTable):
     """The arrays one search thread works in; the table survives between searches (a helper
     thread's buffers use the main thread's table, `share_table`)."""
 
+    max_hash_mb, slot_words, min_slots = MAX_HASH_MB, SK.BUCKET_WORDS, 512
+    mask_slot = SK.C_TT_MASK
     shared_slots = (SK.C_TT_MASK, SK.C_TT_GENERATION)
     busy_mask_slot = SK.C_BUSY_MASK
 
@@ -79,12 +81,6 @@ class SearchBuffers(ThreadTable):
         self.ctx = np.zeros(SK.CTX_SIZE, dtype=np.int64)
         self.stop = new_stop_array()
         self._take_table(hash_mb, table_of, SK.BUSY_SLOTS)
-
-    def set_hash(self, hash_mb: int) -> None:
-        """A fresh table of `hash_mb` MB, its pages touched now (not inside a timed search);
-        TableSizeError (the old table kept) when refused."""
-        buckets = install_hash_table(self, "tt", hash_mb, MAX_HASH_MB, SK.BUCKET_WORDS, 512)
-        self.ctx[SK.C_TT_MASK] = buckets - 1
 
     def next_generation(self) -> None:
         """A new search: the table's deeper entries of earlier ones may be replaced."""

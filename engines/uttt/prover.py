@@ -48,8 +48,8 @@ from typing import Optional, Union
 
 import numpy as np
 
-from mallard.engines.base import GameResult
-from mallard.engines.tables import install_hash_table
+from mallard.engines.base import GameResult, Proven
+from mallard.engines.tables import HashTable
 from mallard.engines.uttt import kernels as K
 from mallard.engines.uttt import prover_kernels as PK
 from mallard.engines.uttt.board import DRAWN, O_WON, RESULT_NONE, S_RESULT, S_SIDE, X_WON
@@ -86,8 +86,12 @@ class _Helper:
         self.error: Optional[BaseException] = None
 
 
-class Prover:
-    """df-pn prover; one search at a time, `request_stop` from any thread."""
+class Prover(HashTable):
+    """df-pn prover; one search at a time, `request_stop` from any thread. Its table is sized
+    by `set_hash` (`HashTable`), within UTTT's `Hash` maximum."""
+
+    max_hash_mb, slot_words, min_slots = MAX_HASH_MB, PK.BUCKET * PK.TT_WORDS, 1 << 8
+    mask_slot = PK.C_TT_MASK
 
     def __init__(self, hash_mb: int = 64, critical: bool = True, dead_lines: bool = True,
                  mobility: bool = True, threads: int = 1):
@@ -109,13 +113,6 @@ class Prover:
         self._game = UtttGame()
 
     # --- configuration ------------------------------------------------------------------------
-    def set_hash(self, hash_mb: int) -> None:
-        """A fresh table of `hash_mb` MB, its pages touched now (not inside a timed search);
-        TableSizeError (the old table kept) when refused."""
-        buckets = install_hash_table(self, "tt", hash_mb, MAX_HASH_MB, PK.BUCKET * PK.TT_WORDS,
-                                     1 << 8)
-        self.ctx[PK.C_TT_MASK] = buckets - 1
-
     def set_threads(self, threads: int) -> None:
         """Search with `threads` threads (1 or more) from the next proof on."""
         if threads < 1:
@@ -457,7 +454,7 @@ def prove(position: UtttPosition, node_limit: int) -> Optional[GameResult]:
     if outcome is None or outcome.value is None:
         return None
     if outcome.value == 0:
-        return GameResult(None, "the position is a proven draw")
+        return GameResult(None, Proven.DRAW)
     winner = position.side_to_move if outcome.value > 0 else 1 - position.side_to_move
-    return GameResult(winner, "the position is a proven win")
+    return GameResult(winner, Proven.WIN)
 

@@ -23,12 +23,13 @@ import numpy as np
 
 from mallard.engines.base import (
     THREADS_OPTION,
+    EndReason,
     Game,
     GameResult,
     MoveError,
-    Option,
     Position,
     PositionError,
+    hash_option,
     is_number,
 )
 from mallard.engines.uttt.board import (
@@ -58,8 +59,7 @@ GTP_COLUMNS = "ABCDEFGHJ"  # Go skips I
 DEFAULT_HASH_MB = 64
 MAX_HASH_MB = 4096
 SEARCHER_OPTIONS = (  # applied to a `searcher.UtttSearcher`
-    Option("Hash", "spin", DEFAULT_HASH_MB, 1, MAX_HASH_MB,
-           apply=lambda searcher, megabytes: searcher.set_hash(megabytes)),
+    hash_option(DEFAULT_HASH_MB, MAX_HASH_MB),
     THREADS_OPTION,
 )
 
@@ -79,6 +79,11 @@ def grid_coordinates(move: int) -> tuple[int, int]:
 
 def move_from_grid(row: int, column: int) -> int:
     return ((row // 3) * 3 + column // 3) * 9 + (row % 3) * 3 + column % 3
+
+
+class UtttEnd(EndReason):
+    THREE_BOARDS_IN_A_ROW = "three boards in a row"
+    EVERY_BOARD_CLOSED = "every board is closed"
 
 
 class UtttPosition(Position):
@@ -143,11 +148,11 @@ class UtttPosition(Position):
     def result(self, claim_draw: bool = False) -> Optional[GameResult]:
         result = int(self.state[S_RESULT])
         if result == X_WON:
-            return GameResult(0, "three boards in a row")
+            return GameResult(0, UtttEnd.THREE_BOARDS_IN_A_ROW)
         if result == O_WON:
-            return GameResult(1, "three boards in a row")
+            return GameResult(1, UtttEnd.THREE_BOARDS_IN_A_ROW)
         if result == DRAWN:
-            return GameResult(None, "every board is closed")
+            return GameResult(None, UtttEnd.EVERY_BOARD_CLOSED)
         return None
 
     # --- text forms -------------------------------------------------------------------------

@@ -33,7 +33,15 @@ from typing import Callable, Optional
 import numpy as np
 
 from mallard.engines import compile_cache
-from mallard.engines.base import GameError, Limits, Score, Searcher, SearchInfo, SearchResult
+from mallard.engines.base import (
+    GameError,
+    Limits,
+    Score,
+    ScoreKind,
+    Searcher,
+    SearchInfo,
+    SearchResult,
+)
 from mallard.engines.driver import RootSearch, deepen
 from mallard.engines.search_common import (
     C_ABORTED,
@@ -45,7 +53,7 @@ from mallard.engines.search_common import (
     new_stop_array,
     to_score,
 )
-from mallard.engines.tables import ThreadTable, check_hash_mb, hashfull, install_hash_table
+from mallard.engines.tables import ThreadTable, check_hash_mb, hashfull
 from mallard.engines.timeman import clock_start, deadline, move_budget_ms
 from mallard.engines.uttt import kernels as K
 from mallard.engines.uttt import search_kernels as SK
@@ -116,6 +124,8 @@ class SearchBuffers(ThreadTable):
     """The arrays one search thread works in; the table survives between searches (a helper
     thread's buffers use the main thread's table, `share_table`, in its generation)."""
 
+    max_hash_mb, slot_words, min_slots = MAX_HASH_MB, SK.BUCKET_WORDS, 512
+    mask_slot = SK.C_TT_MASK
     shared_slots = (SK.C_TT_MASK, SK.C_GEN)
     busy_mask_slot = SK.C_BUSY_MASK
 
@@ -129,12 +139,6 @@ class SearchBuffers(ThreadTable):
         self.stop = new_stop_array()
         self.never = new_stop_array()  # the stop array of the unstoppable first iteration
         self._take_table(hash_mb, table_of, SK.BUSY_SLOTS)
-
-    def set_hash(self, hash_mb: int) -> None:
-        """A fresh table of `hash_mb` MB, its pages touched now (not inside a timed search);
-        TableSizeError (the old table kept) when refused."""
-        buckets = install_hash_table(self, "tt", hash_mb, MAX_HASH_MB, SK.BUCKET_WORDS, 512)
-        self.ctx[SK.C_TT_MASK] = buckets - 1
 
     def clear(self) -> None:
         """Forget what was learnt: the table (its owner's), the move-ordering memory."""
@@ -401,7 +405,7 @@ class UtttSearcher(Searcher):
                         stop_flag is not None and stop_flag[0]) and not self._keeps_draw(
                         position, best_move, budget, started, hard_deadline, stop_flag):
                     best_move, pv = proof.best_move, list(proof.pv)
-            elif not (score.kind == "mate" and score.value < 0):
+            elif not (score.kind is ScoreKind.MATE and score.value < 0):
                 score = proof.score()
         if not pv or pv[0] != best_move:
             pv = self.extend_pv(position, [best_move])

@@ -19,6 +19,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
+from mallard.engines.base import ScoreKind
 from mallard.tournaments.players import EngineConfig, EngineError, UciPlayer
 
 SCORE_BOUNDS = ("lowerbound", "upperbound")
@@ -50,9 +51,10 @@ def parse_info(line: str) -> Optional[dict]:
         if token == "pv":
             info["pv"] = tokens[index + 1:]
             break
-        if token == "score" and index + 2 < len(tokens) and tokens[index + 1] in ("cp", "mate"):
+        if token == "score" and index + 2 < len(tokens) and ScoreKind.read(tokens[index + 1]):
             try:
-                info["score"] = {"kind": tokens[index + 1], "value": int(tokens[index + 2])}
+                info["score"] = {"kind": ScoreKind(tokens[index + 1]),
+                                 "value": int(tokens[index + 2])}
             except ValueError:
                 pass
             index += 3

@@ -20,7 +20,15 @@ import time
 from typing import Any, Callable, Optional
 
 from mallard.engines import find_game
-from mallard.engines.base import MESSAGE_LIMIT, GameError, MoveError, Position, PositionError, clip
+from mallard.engines.base import (
+    MESSAGE_LIMIT,
+    GameError,
+    MoveError,
+    Position,
+    PositionError,
+    ScoreKind,
+    clip,
+)
 from mallard.protocol.board.engine import EngineLink, Search
 from mallard.protocol.board.limits import DEFAULT_MAX_ENGINES
 from mallard.protocol.board.view import (
@@ -52,7 +60,7 @@ def score_text(variant: str, score: Optional[dict], depth: int, plies_left: Opti
         return ""
     kind, value = score["kind"], score["value"]
     bound = {"lowerbound": " or more", "upperbound": " or less"}.get(score.get("bound"), "")
-    if kind == "mate":
+    if kind == ScoreKind.MATE:
         if value == 0:
             return "game over"
         if variant == "duck":

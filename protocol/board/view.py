@@ -7,8 +7,9 @@
 - uttt: the 81 cells, each small board's status (open, X, O, drawn), the board to play in, and
   the move text of every cell.
 `load_position(game, text)` reads what the page's load box takes: a FEN or `startpos`, a UTTT
-position, or for Connect Four a sequence of 1-based column digits. `export_pgn` and `import_pgn`
-write and read our match runner's PGN (tournaments/pgn.py), for every game.
+position, or for Connect Four a sequence of 1-based column digits. `export_pgn` and `read_pgn`
+write and read our match runner's PGN (tournaments/pgn.py, whose reader reads any PGN), for
+every game.
 """
 
 from __future__ import annotations
@@ -18,9 +19,16 @@ import re
 from typing import Optional
 
 from mallard.engines.base import Game, GameError, GameResult, MoveError, Position, PositionError
-from mallard.tournaments.pgn import game_pgn
+from mallard.tournaments.pgn import game_pgn, read_games
 from mallard.tournaments.players import EngineConfig
-from mallard.tournaments.records import SIDE_NAMES, GameJob, GameRecord, MoveRecord, Opening
+from mallard.tournaments.records import (
+    GameJob,
+    GameRecord,
+    MoveRecord,
+    Opening,
+    Reason,
+    Termination,
+)
 
 SIDE_LABELS = {"duck": ("White", "Black"), "cfour": ("Yellow", "Red"), "uttt": ("X", "O")}
 CFOUR_SEQUENCE = re.compile(r"^[1-9]+$")
@@ -83,11 +91,7 @@ def _uttt_view(position) -> dict:
 
 def result_text(result: Optional[GameResult]) -> str:
     """The runner's reason text: `White wins (four in a row)`, `Draw (board full)`."""
-    if result is None:
-        return ""
-    if result.winner is None:
-        return f"Draw ({result.reason})"
-    return f"{SIDE_NAMES[result.winner]} wins ({result.reason})"
+    return str(Reason.of_result(result)) if result is not None else ""
 
 
 def load_position(game: Game, text: str) -> tuple[Position, list[str]]:
@@ -134,39 +138,21 @@ def export_pgn(game: Game, root: Position, moves: list[BoardMove], names: tuple[
         (game.width, game.height) != (7, 6) else None
     players = [EngineConfig(name, ["board"]) for name in names]
     job = GameJob(1, 1, 1, game.variant, players[0], players[1], 0, 1, Opening(), board=board)
-    record = GameRecord(job, result.pgn if result else "*", result_text(result),
-                        "normal" if result else "unterminated", list(moves), root.fen(),
-                        started_at, 0, names[0], names[1])
+    reason = Reason.of_result(result) if result else Reason(None)  # an unfinished game says none
+    termination = Termination.NORMAL if result else Termination.UNTERMINATED
+    record = GameRecord(job, result.pgn if result else "*", reason, termination, list(moves),
+                        root.fen(), started_at, 0, names[0], names[1])
     return game_pgn(record, event="mallard board", site="local")
 
 
-TAG = re.compile(r'^\[(\w+)\s+"((?:[^"\\]|\\.)*)"\]\s*$')
-MOVE_NUMBER = re.compile(r"^\d+\.+$")
-RESULT_TOKENS = {"1-0", "0-1", "1/2-1/2", "*"}
-
-
 def read_pgn(text: str) -> tuple[dict, list[str]]:
-    """(tags, move texts) of the first game of a PGN text; comments, variations, move numbers,
-    NAGs and the result are left out. PositionError when it holds no game."""
-    tags, body = {}, []
-    for line in text.splitlines():
-        match = TAG.match(line.strip())
-        if match:
-            tags[match.group(1)] = re.sub(r"\\(.)", r"\1", match.group(2))
-        elif not line.lstrip().startswith("%"):
-            body.append(line)
-    movetext = re.sub(r"\{[^}]*\}|;[^\n]*", " ", "\n".join(body))
-    while re.search(r"\([^()]*\)", movetext):
-        movetext = re.sub(r"\([^()]*\)", " ", movetext)
-    moves = []
-    for token in movetext.split():
-        token = re.sub(r"^\d+\.+", "", token)
-        if not token or MOVE_NUMBER.match(token) or token.startswith("$") or token in RESULT_TOKENS:
-            continue
-        moves.append(token)
-    if not tags and not moves:
+    """(tags, move texts) of the first game of a PGN text (mallard.tournaments.pgn.read_games:
+    comments, variations, move numbers, NAGs and the result are left out). PositionError when it
+    holds no game."""
+    games = read_games(text)
+    if not games:
         raise PositionError("no PGN game found")
-    return tags, moves
+    return games[0].tags, games[0].moves
 
 
 def now_iso() -> str:

@@ -6,10 +6,15 @@ from __future__ import annotations
 
 from typing import Optional
 
-from mallard.engines.base import Game, GameResult, MoveError, Position, PositionError
+from mallard.engines.base import EndReason, Game, GameResult, MoveError, Position, PositionError
 
 LINES = ((0, 1, 2), (3, 4, 5), (6, 7, 8), (0, 3, 6), (1, 4, 7), (2, 5, 8), (0, 4, 8), (2, 4, 6))
 MARKS = "xo"
+
+
+class TicTacToeEnd(EndReason):
+    THREE_IN_A_ROW = "three in a row"
+    BOARD_FULL = "board full"
 
 
 class TicTacToePosition(Position):
@@ -33,8 +38,8 @@ class TicTacToePosition(Position):
     def result(self, claim_draw: bool = False) -> Optional[GameResult]:
         winner = self.winner()
         if winner is not None:
-            return GameResult(winner, "three in a row")
-        return GameResult(None, "board full") if "." not in self.cells else None
+            return GameResult(winner, TicTacToeEnd.THREE_IN_A_ROW)
+        return GameResult(None, TicTacToeEnd.BOARD_FULL) if "." not in self.cells else None
 
     def legal_moves(self) -> list:
         return [] if self.result() else [i for i, mark in enumerate(self.cells) if mark == "."]
