@@ -119,11 +119,13 @@ class BoardSession:
         self.game = entry.new_game()
         self._reset(self.game.start_position(), [])
 
-    def _reset(self, root: Position, moves: list[BoardMove]) -> None:
-        positions = [root]
-        for move in moves:
-            position = positions[-1]
-            positions.append(position.play(position.parse_move(move.text)))
+    def _reset(self, root: Position, moves: list[BoardMove],
+               positions: Optional[list[Position]] = None) -> None:
+        if positions is None:
+            positions = [root]
+            for move in moves:
+                position = positions[-1]
+                positions.append(position.play(position.parse_move(move.text)))
         self.root, self.moves, self.positions = root, list(moves), positions
         self.cursor = len(moves)
         self.started_at = now_iso()
@@ -253,15 +255,13 @@ class BoardSession:
         self.cursor = ply
         self._after_change()
 
-    def cmd_load(self, message: dict) -> None:
-        root, texts = load_position(self.game, self._text(message, "text"))
+    async def cmd_load(self, message: dict) -> None:
+        text = self._text(message, "text")
+        # off the event loop: a long text takes a while, and other pages must not wait for it
+        root, moves, positions = await asyncio.to_thread(
+            lambda: _replayed(*load_position(self.game, text)))
         self._stop_searches()
-        position, moves = root, []
-        for text in texts:
-            move = position.parse_move(text)
-            moves.append(BoardMove(position.format_move(move), position.pgn_move(move)))
-            position = position.play(move)
-        self._reset(root, moves)
+        self._reset(root, moves, positions)
         self._after_change()
 
     def cmd_pgn_export(self, message: dict) -> None:
@@ -275,29 +275,17 @@ class BoardSession:
             return ("?", "?")
         return (engine, "Human") if self.engine_side == 0 else ("Human", engine)
 
-    def cmd_pgn_import(self, message: dict) -> None:
-        tags, texts = read_pgn(self._text(message, "pgn"))
-        variant = tags.get("Variant", self.variant)
-        entry = find_game(variant)
-        game = entry.new_game() if entry.name != self.variant else self.game
-        try:
-            root = game.parse_position(tags["FEN"]) if "FEN" in tags else game.start_position()
-        except (GameError, ValueError) as error:
-            raise PositionError(f"the PGN's FEN: {error}") from None
-        position, moves = root, []
-        for index, text in enumerate(texts):
-            try:
-                move = position.parse_move(text)
-            except GameError as error:
-                raise MoveError(f"PGN move {index + 1} '{text}': {error}") from None
-            moves.append(BoardMove(position.format_move(move), position.pgn_move(move)))
-            position = position.play(move)
+    async def cmd_pgn_import(self, message: dict) -> None:
+        text = self._text(message, "pgn")
+        # off the event loop, like `load`: the reader is linear, but a game is long to replay
+        entry, game, root, moves, positions = await asyncio.to_thread(
+            _imported, text, self.variant, self.game)
         self._stop_searches()
         if entry.name != self.variant:
             self.variant, self.game = entry.name, game
             if self.engine is not None:
                 self.engine.set_variant(self.variant)
-        self._reset(root, moves)
+        self._reset(root, moves, positions)
         self._after_change()
 
     def cmd_preview(self, message: dict) -> None:
@@ -544,3 +532,34 @@ class BoardSession:
         if self._starting is not None:
             self._starting.close()
         self._end_engine()
+
+
+def _replayed(root: Position, texts: list[str]) -> tuple[Position, list[BoardMove],
+                                                           list[Position]]:
+    """(root, the moves, every position) of move texts played from `root`; MoveError names
+    the move (by its 1-based number) that is not legal."""
+    positions, moves = [root], []
+    for index, text in enumerate(texts):
+        position = positions[-1]
+        try:
+            move = position.parse_move(text)
+        except GameError as error:
+            raise MoveError(f"move {index + 1} '{clip(text)}': {error}") from None
+        moves.append(BoardMove(position.format_move(move), position.pgn_move(move)))
+        positions.append(position.play(move))
+    return root, moves, positions
+
+
+def _imported(text: str, variant: str, game) -> tuple:
+    """(entry, game, root, moves, positions) of a PGN text's first game."""
+    tags, texts = read_pgn(text)
+    entry = find_game(tags.get("Variant", variant))
+    game = entry.new_game() if entry.name != variant else game
+    try:
+        root = game.parse_position(tags["FEN"]) if "FEN" in tags else game.start_position()
+    except (GameError, ValueError) as error:
+        raise PositionError(f"the PGN's FEN: {error}") from None
+    try:
+        return (entry, game, *_replayed(root, texts))
+    except MoveError as error:
+        raise MoveError(f"PGN {error}") from None

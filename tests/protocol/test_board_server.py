@@ -450,9 +450,10 @@ def test_the_outbox_merges_superseded_messages_and_stays_bounded():
     assert [m["type"] for m in list(outbox._items)[:2]] == ["error", "state"]
 
 
-def test_a_flood_of_messages_does_not_hold_another_page(tmp_path):
-    """20,000 tiny messages froze the server for over a minute; now they are dropped unread
-    past the page's rate, and another page is answered at once."""
+def test_a_flood_and_a_nested_pgn_do_not_hold_another_page(tmp_path):
+    """20,000 tiny messages froze the server for over a minute, and a 120 KB PGN of nested
+    parentheses for 55 s: now a flood is dropped unread past the page's rate, the PGN reader is
+    linear and off the event loop, and another page is answered at once."""
     import asyncio
 
     websockets = pytest.importorskip("websockets")
@@ -462,10 +463,16 @@ def test_a_flood_of_messages_does_not_hold_another_page(tmp_path):
         base, token = server.stdout.readline().split()[2].split("/?token=")
         url = f"ws{base[4:]}/ws?game=duck&token={token}"
 
+        nested = "(" * 60_000 + "1. e4,e5" + ")" * 60_000
+        pgn = json.dumps({"cmd": "pgn_import", "pgn": f'[Variant "duck"]\n\n{nested} *'})
+        assert len(pgn) < MAX_MESSAGE  # the most a page may send in one message
+
         async def scenario() -> float:
             async with websockets.connect(url, origin=base) as flooder, \
+                    websockets.connect(url, origin=base) as importer, \
                     websockets.connect(url, origin=base) as other:
                 await other.recv()  # its first state
+                await importer.send(pgn)
                 for _ in range(20_000):
                     await flooder.send('{"cmd": "state"}')
                 sent = time.monotonic()
