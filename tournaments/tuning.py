@@ -17,7 +17,7 @@ with the lowest error on the held-out games. The terms the search leaves off are
 model: their features count zero (`quiet_positions`), so that features . weights is the
 evaluation the search runs. Their weights stay as they are, as do those of the groups the user
 fixes (`--fixed mobility`: the first fit, on games of 1+0.01, gave the queen -13 per square it
-reaches and lost 5-38-45 to the old weights; see the README).
+reaches and lost 5-38-45 to the old weights; docs/tuner.md).
 
 Labels from search (`search_scores`, `mallard tune duck --label-nodes N`): game results are
 weak labels (K is about 0.2 on games of 1+0.01: a position's evaluation predicts little of how

@@ -240,8 +240,7 @@ def fixed_child(state, undo, moves, order, ex, ctx, tt, busy, stop, ply, depth, 
             # them all at once. With other threads, already when the question shows more than
             # one square doing better: their entries of other windows make the questions that
             # follow disagree with the fixed-duck searches, level after level, and the tries
-            # would multiply (README, Duck Chess selectivity and threads: "Fixed on
-            # 2026-11-28")
+            # would multiply
             child = search(state, undo, moves, order, ex, ctx, tt, busy, stop, ply, depth,
                            -beta, -low)
             if ctx[C_ABORTED]:

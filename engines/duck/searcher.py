@@ -51,8 +51,8 @@ from mallard.engines.tables import ThreadTable, hashfull
 from mallard.engines.timeman import clock_start
 from mallard.engines.watchdog import elapsed_ms
 
-# mobility, pawn structure and the lone king: the terms self-play showed to gain (README,
-# "Evaluation terms" and "Endgames")
+# mobility, pawn structure and the lone king: the terms self-play showed to gain
+# (docs/benchmarks.md, the evaluation's matches)
 DEFAULT_TERMS = TERM_MOBILITY | TERM_PAWNS | TERM_LONE_KING
 # the selective pieces of the search (`rules.SELECTIVE_PIECES`), each a bit of search_kernels'
 # ctx[C_SELECTIVITY]: all on is the engine's search, all off the exact one
