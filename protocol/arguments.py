@@ -39,30 +39,25 @@ def non_negative_int(text: str) -> int:
 
 def up_to(maximum: int):
     def check(text: str) -> int:
-        value = positive_int(text)
-        if value > maximum:
-            raise argparse.ArgumentTypeError(f"{value} is above {maximum}")
-        return value
+        return _at_most(positive_int(text), maximum)
     return check
 
 
 def positive_seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a number of seconds") from None
-    if not (math.isfinite(value) and value > 0):
+    value = _number(text, "number of seconds", "positive")
+    if value <= 0:
         raise argparse.ArgumentTypeError(f"'{text}' is not a positive number of seconds")
     return value
 
 
-def _number(text: str) -> float:
+def _number(text: str, what: str = "number", kind: str = "finite") -> float:
+    """A finite number; argparse's error names `text` as not a (`kind`) `what`."""
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a number") from None
+        raise argparse.ArgumentTypeError(f"'{text}' is not a {what}") from None
     if not math.isfinite(value):
-        raise argparse.ArgumentTypeError(f"'{text}' is not a finite number")
+        raise argparse.ArgumentTypeError(f"'{text}' is not a {kind} {what}")
     return value
 
 
