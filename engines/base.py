@@ -274,6 +274,11 @@ class Position(abc.ABC):
         """The move as the variant's PGN movetext writes it (the protocol form by default)."""
         return self.format_move(move)
 
+    def human_move(self, move) -> str:
+        """The move as a person reads it in a move list (the PGN form by default); protocols
+        and files keep `format_move` and `pgn_move`."""
+        return self.pgn_move(move)
+
     def board_text(self) -> str:
         """A readable picture of the position (GTP `showboard`); the FEN unless a game draws."""
         return self.fen()

@@ -170,6 +170,10 @@ class Connect4Position(Position):
         """Drop notation of a legal move: `P@` + file + landing rank."""
         return f"P@{FILES[column]}{self.column_height(column) + 1}"
 
+    def human_move(self, column: int) -> str:
+        """The column a person counts, 1 to the width (`P@d1` is 4)."""
+        return str(column + 1)
+
     def gtp_move(self, column: int) -> str:
         """The GTP vertex of a move: its column letter."""
         return FILES[column]

@@ -149,7 +149,8 @@ class BoardSession:
         return {
             "type": "state", "variant": self.variant, "sides": SIDE_LABELS[self.variant],
             "board": board_view(position), "fen": position.fen(), "toMove": position.side_to_move,
-            "moves": [{"text": m.text, "san": m.san} for m in self.moves], "cursor": self.cursor,
+            "moves": [{"text": m.text, "san": m.san, "human": m.human} for m in self.moves],
+            "cursor": self.cursor,
             "result": result_text(over), "over": over is not None,
             "engine": {"name": engine.name if engine else None,
                        "running": bool(engine and engine.alive), "error": self.engine_error,
@@ -224,7 +225,7 @@ class BoardSession:
     def _play(self, move, engine_reply: Optional[dict]) -> None:
         position = self.shown
         child = position.play(move)
-        record = BoardMove(position.format_move(move), position.pgn_move(move))
+        record = BoardMove.of(position, move)
         if engine_reply is not None:
             record.time_ms = engine_reply["time_ms"]
             record.score = engine_reply.get("score")
@@ -412,7 +413,7 @@ class BoardSession:
 
     def _engine_info(self, search: Search, info: dict) -> None:
         position: Position = search.context
-        pv_texts, pv_san = [], []
+        pv_texts, pv_human = [], []
         walk = position
         for text in info.get("pv", [])[:MAX_PV]:
             try:
@@ -420,7 +421,7 @@ class BoardSession:
             except GameError:
                 break
             pv_texts.append(walk.format_move(move))
-            pv_san.append(walk.pgn_move(move))
+            pv_human.append(walk.human_move(move))
             walk = walk.play(move)
         plies_left = None
         if self.variant == "cfour":
@@ -433,7 +434,7 @@ class BoardSession:
                    "depth": depth, "multipv": info.get("multipv", 1),
                    "score": info.get("score"),
                    "scoreText": score_text(self.variant, info.get("score"), depth, plies_left),
-                   "pv": pv_texts, "pvSan": pv_san, "nodes": info.get("nodes"),
+                   "pv": pv_texts, "pvHuman": pv_human, "nodes": info.get("nodes"),
                    "nps": info.get("nps"), "string": info.get("string"),
                    "fen": position.fen()}
         if self.variant == "cfour" and pv_texts:
@@ -545,7 +546,7 @@ def _replayed(root: Position, texts: list[str]) -> tuple[Position, list[BoardMov
             move = position.parse_move(text)
         except GameError as error:
             raise MoveError(f"move {index + 1} '{clip(text)}': {error}") from None
-        moves.append(BoardMove(position.format_move(move), position.pgn_move(move)))
+        moves.append(BoardMove.of(position, move))
         positions.append(position.play(move))
     return root, moves, positions
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import datetime
 import re
+from dataclasses import dataclass
 from typing import Optional
 
 from mallard.engines.base import Game, GameError, GameResult, MoveError, Position, PositionError
@@ -117,9 +118,19 @@ def load_position(game: Game, text: str) -> tuple[Position, list[str]]:
         raise PositionError(f"not a {game.variant} position: {error}") from None
 
 
+@dataclass
 class BoardMove(MoveRecord):
     """A move of the page's game: like the runner's, but a move nobody timed (a person's, a
-    loaded one) carries no comment instead of the runner's `{book}`."""
+    loaded one) carries no comment instead of the runner's `{book}`; `human` is the move as the
+    page shows it (`Position.human_move`: Connect Four's column 1-7), while `text` and `san`
+    stay the protocol's and the PGN's."""
+
+    human: str = ""
+
+    @classmethod
+    def of(cls, position: Position, move) -> "BoardMove":
+        return cls(position.format_move(move), position.pgn_move(move),
+                   human=position.human_move(move))
 
     def comment(self) -> Optional[str]:
         if self.time_ms is None:

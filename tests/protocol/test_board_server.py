@@ -104,7 +104,7 @@ def test_bad_messages_answer_one_error_and_keep_the_game(client):
         assert next_of(ws, "error")["message"] == "no move to take back"
         send(ws, cmd="move", move="e2e4,e4e5")
         before = next_of(ws, "state")
-        assert before["moves"] == [{"text": "e2e4,e4e5", "san": "e4,e5"}]
+        assert before["moves"] == [{"text": "e2e4,e4e5", "san": "e4,e5", "human": "e4,e5"}]
         for text, words in BAD_MESSAGES:
             ws.send_text(text)
             answer = ws.receive_json()
@@ -486,3 +486,21 @@ def test_a_flood_and_a_nested_pgn_do_not_hold_another_page(tmp_path):
     finally:
         server.terminate()
         server.wait(10)
+
+
+def test_moves_read_as_people_count_them_and_files_keep_their_notation(client):
+    """Connect Four moves read `P@d1` where a person counts columns: the page's `human` text
+    is the column 1-7, while the wire and the PGN keep the engine's notation."""
+    with client.websocket_connect("/ws?game=cfour") as ws:
+        next_of(ws, "state")
+        for column in "ddc":
+            send(ws, cmd="move", move=column)
+            state = next_of(ws, "state")
+        assert [(m["text"], m["human"]) for m in state["moves"]] == [
+            ("P@d1", "4"), ("P@d2", "4"), ("P@c1", "3")]
+        send(ws, cmd="pgn_export")
+        assert "1. P@d1 P@d2 2. P@c1" in next_of(ws, "pgn")["pgn"].replace("\n", " ")
+        send(ws, cmd="analyse", on=True)
+        info = next_of(ws, "info", timeout=120)
+        assert info["pvHuman"] and all(text.isdigit() for text in info["pvHuman"])
+        assert all(text.startswith("P@") for text in info["pv"])

@@ -97,7 +97,7 @@ function showMoves() {
     const item = document.createElement("li");
     const link = document.createElement("span");
     link.className = "move" + (index + 1 === state.cursor ? " current" : "");
-    link.textContent = move.san;
+    link.textContent = move.human;
     link.title = move.text;
     link.dataset.ply = index + 1;
     link.onclick = () => send({ cmd: "goto", ply: index + 1 });
@@ -136,7 +136,7 @@ function showAnalysis() {
     depth.className = "muted";
     depth.textContent = `depth ${line.depth} `;
     item.appendChild(depth);
-    line.pvSan.forEach((san, index) => {
+    line.pvHuman.forEach((san, index) => {
       const move = document.createElement("span");
       move.className = "pv-move";
       move.textContent = san;
