@@ -504,3 +504,59 @@ def test_moves_read_as_people_count_them_and_files_keep_their_notation(client):
         info = next_of(ws, "info", timeout=120)
         assert info["pvHuman"] and all(text.isdigit() for text in info["pvHuman"])
         assert all(text.startswith("P@") for text in info["pv"])
+
+
+def _rss_mb(pid) -> float:
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return 0.0
+    return int(next(line.split()[1] for line in status.splitlines()
+                    if line.startswith("VmRSS:"))) / 1024
+
+
+def _server_and_engines(pid: int) -> tuple[float, int, float]:
+    """(the server's resident MB, its child processes, their resident MB), from /proc."""
+    children = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True,
+                              text=True).stdout.split()
+    return _rss_mb(pid), len(children), sum(_rss_mb(child) for child in children)
+
+
+def test_thirty_pages_run_at_most_max_engines_and_each_is_told_its_state():
+    """30 sockets made 30 engines and 8.2 GB: now at most --max-engines run, and the pages
+    beyond them hear why."""
+    import asyncio
+
+    websockets = pytest.importorskip("websockets")
+    server = subprocess.Popen([sys.executable, "-m", "mallard.protocol.cli", "board", "--port",
+                               "0", "--max-engines", "4"], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)
+    try:
+        base, token = server.stdout.readline().split()[2].split("/?token=")
+        url = f"ws{base[4:]}/ws?game=cfour&token={token}"
+
+        async def page() -> str:
+            async with websockets.connect(url, origin=base, open_timeout=60) as ws:
+                await ws.send(json.dumps({"cmd": "play", "side": 0, "movetime": 100}))
+                while True:
+                    message = json.loads(await asyncio.wait_for(ws.recv(), 180))
+                    if message["type"] == "error":
+                        return message["message"]
+                    if message["type"] == "state" and message["moves"]:
+                        await asyncio.sleep(3)  # hold the engine while the others ask
+                        return "played"
+
+        async def pages() -> tuple[list, tuple]:
+            tasks = [asyncio.create_task(page()) for _ in range(30)]
+            await asyncio.sleep(5)
+            peak = _server_and_engines(server.pid)
+            return await asyncio.gather(*tasks), peak
+
+        answers, (server_mb, engines, engines_mb) = asyncio.run(pages())
+        assert len(answers) == 30 and answers.count("played") >= 4
+        assert all(answer == "played" or "at most 4 at once" in answer for answer in answers)
+        # the server's own memory; each engine is a process of its own, bounded by their count
+        assert engines <= 4 and server_mb < 1536, (server_mb, engines, engines_mb)
+    finally:
+        server.terminate()
+        server.wait(10)
