@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import signal
 import threading
+import time
 
 EXIT_INTERRUPTED = 130
 GRACE_S = 0.5
@@ -39,5 +40,5 @@ def _watch(read_end: int) -> None:
         if not received:
             return
         if signal.SIGINT in received:
-            threading.Event().wait(GRACE_S)  # the main thread may still end by itself
+            time.sleep(GRACE_S)  # the main thread may still end by itself
             os._exit(EXIT_INTERRUPTED)

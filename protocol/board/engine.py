@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
 from mallard.engines.base import ScoreKind
-from mallard.tournaments.players import EngineConfig, EngineError, UciPlayer
+from mallard.tournaments.players import NO_MOVE, EngineConfig, EngineError, UciPlayer
 
 SCORE_BOUNDS = ("lowerbound", "upperbound")
 
@@ -167,7 +167,7 @@ class EngineLink:
             if tokens[0] == "bestmove":
                 with self._lock:
                     search = self._pending.popleft() if self._pending else None
-                move = tokens[1] if len(tokens) > 1 and tokens[1] != "(none)" else None
+                move = tokens[1] if len(tokens) > 1 and tokens[1] not in NO_MOVE else None
                 self.on_event("bestmove", search, move)
             elif tokens[0] == "info":
                 with self._lock:

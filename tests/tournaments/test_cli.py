@@ -192,9 +192,8 @@ def test_an_engine_that_never_ends_its_line_forfeits_and_the_runner_stays_small(
     code = ("import resource, subprocess, sys; "
             "done = subprocess.run(sys.argv[1:], capture_output=True, text=True); "
             "print(done.returncode); print(done.stdout); "
-            "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)")
-    # the runner is this child's child: ask it its peak in kilobytes through RUSAGE_CHILDREN
-    code = code.replace("RUSAGE_SELF", "RUSAGE_CHILDREN")
+            # the runner is this child's child: its peak in kilobytes, through RUSAGE_CHILDREN
+            "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, file=sys.stderr)")
     arguments = ["-variant", "duck", *engine_args("flooder", "--behaviour", "flood", "--at", "2"),
                  *engine_args("steady"), "-games", "2", "-maxmoves", "10", "-recover"]
     watcher = subprocess.run([sys.executable, "-c", code, *ENGINE_COMMAND, "match", *arguments],
