@@ -453,7 +453,7 @@ class GameEntry:
     needs two players, the first called black). `perft` says whether positions count leaf
     nodes (`Position.perft`, `Position.divide`). `bench()` returns the game's bench signature
     (`mallard.engines.bench.BenchSignature`, from the game's `bench` module, loaded on use: it imports
-    the search). `finish_warm_up()`, when a game has one, completes in this process what a
+    the search). `skill` says how `Skill Level` weakens it. `finish_warm_up()`, when a game has one, completes in this process what a
     start-up's warm-up leaves to later or to another process (`mallard warmup` calls it).
     """
 
@@ -468,6 +468,7 @@ class GameEntry:
     perft: bool = False
     bench: Optional[Callable[[], Any]] = None
     finish_warm_up: Optional[Callable[[], None]] = None
+    skill: Any = None  # the game's `mallard.engines.skill.SkillProfile` (Skill Level)
 
     @property
     def names(self) -> tuple[str, ...]:

@@ -26,6 +26,7 @@ once, so a server can send `uciok` before anything has compiled.
 from __future__ import annotations
 
 import dataclasses
+import random
 import threading
 from typing import Callable, Optional
 
@@ -41,6 +42,7 @@ from mallard.engines.base import (
     SearchResult,
     new_stop_flag,
 )
+from mallard.engines.skill import MAX_LEVEL, MIN_LEVEL, SkilledSearcher
 from mallard.engines.timeman import (
     DEFAULT_MOVE_OVERHEAD_MS,
     after_overhead,
@@ -60,7 +62,8 @@ def _select_variant(session: "Session", name: str) -> None:
 
 
 # The protocol's own options, before the game's (`GameEntry.options`). Those without `apply`
-# are read where they matter (MultiPV, Ponder, Move Overhead, UCI_ShowWDL, UCI_AnalyseMode).
+# are read where they matter (MultiPV, Ponder, Move Overhead, UCI_ShowWDL, UCI_AnalyseMode,
+# Skill Level).
 PROTOCOL_OPTIONS = [
     Option("UCI_Variant", "combo", DEFAULT_GAMES["uci"], apply=_select_variant),
     Option("MultiPV", "spin", 1, 1, MAX_MULTIPV),
@@ -68,6 +71,7 @@ PROTOCOL_OPTIONS = [
     Option("Move Overhead", "spin", DEFAULT_MOVE_OVERHEAD_MS, 0, 5000),
     Option("UCI_ShowWDL", "check", False),
     Option("UCI_AnalyseMode", "check", False),
+    Option("Skill Level", "spin", MAX_LEVEL, MIN_LEVEL, MAX_LEVEL),
     Option("Clear Hash", "button", apply=_clear_hash),
 ]
 
@@ -90,6 +94,7 @@ class Session:
         self.values: dict[str, object] = {o.name.lower(): o.default for o in PROTOCOL_OPTIONS}
         self._searcher = None
         self._game_values: dict[str, object] = {}
+        self._skill_rng = random.Random()
         entry = find_game(variant)
         self._select(entry, entry.new_game(**game_args), variant)
 
@@ -330,6 +335,9 @@ class Session:
         self.stop_and_wait()
         position = self.position
         searcher = self.searcher()
+        level = int(self.values["skill level"])
+        if level < MAX_LEVEL and self.entry.skill is not None:
+            searcher = SkilledSearcher(searcher, self.entry.skill, level, self._skill_rng)
         limits = self.effective_limits(limits)
         if limits.multipv == 1 and int(self.values["multipv"]) > 1:
             limits = dataclasses.replace(limits, multipv=int(self.values["multipv"]))

@@ -48,6 +48,9 @@ MEANINGS = {
     "UCI_ShowWDL": "`wdl W D L` (per mille) in `info` lines; exact for a solved Connect Four "
                    "position",
     "UCI_AnalyseMode": "accepted; the search is the same",
+    "Skill Level": "0 (weakest) to 20 (the engine itself): a smaller search and a looser "
+                   "choice among its best moves, never a win it sees given away; the ladder is "
+                   "in the benchmarks",
     "Clear Hash": "forget the transposition table",
     "Hash": "transposition table size in MB (the largest power of two of bytes within it; "
             "UTTT adds a quarter for its prover); allocated and touched when set, and refused "

@@ -9,6 +9,7 @@ opening books the search probes), `book_kernels` and `book_builder` (making book
 
 from mallard.engines.base import GameEntry
 from mallard.engines.connect4.rules import SEARCHER_OPTIONS, Connect4Game
+from mallard.engines.skill import SkillProfile
 
 
 def _new_searcher(game, **options):
@@ -23,6 +24,12 @@ def _prove(position, node_limit):
     from mallard.engines.connect4.solver import prove  # numba: loaded with the first adjudication
 
     return prove(position, node_limit)
+
+
+def _nearer_the_centre(position, column) -> int:
+    """The preference among columns whose outcome a level cannot see: the centre ones, which
+    take part in the most lines of four."""
+    return -10 * abs(2 * column - (position.width - 1))
 
 
 def _finish_warm_up():
@@ -43,4 +50,6 @@ def _bench():
 
 GAME = GameEntry("cfour", Connect4Game, _new_searcher, aliases=("connect4",),
                  options=SEARCHER_OPTIONS, protocols=("uci", "ugi", "gtp"), prove=_prove,
-                 bench=_bench, finish_warm_up=_finish_warm_up)
+                 bench=_bench, finish_warm_up=_finish_warm_up,
+                 skill=SkillProfile(spread_cp=80, lines=0, horizon_at_zero=2,
+                                    horizon_per_level=2, prior=_nearer_the_centre))

@@ -12,6 +12,7 @@ of the engine), `bench` (the benchmarks and the bench signature).
 
 from mallard.engines.base import GameEntry
 from mallard.engines.duck.rules import DEV_OPTIONS, OPTIONS, DuckGame
+from mallard.engines.skill import SkillProfile
 
 
 def _new_searcher(game, **options):
@@ -27,4 +28,6 @@ def _bench():
 
 
 GAME = GameEntry("duck", DuckGame, _new_searcher, options=OPTIONS, dev_options=DEV_OPTIONS,
-                 perft=True, bench=_bench)
+                 perft=True, bench=_bench,
+                 skill=SkillProfile(spread_cp=300, lines=4, nodes_at_zero=40,
+                                    levels_per_doubling=1.3))

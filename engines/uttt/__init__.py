@@ -8,6 +8,7 @@ benchmarks and the bench signature).
 """
 
 from mallard.engines.base import GameEntry
+from mallard.engines.skill import SkillProfile
 from mallard.engines.uttt.rules import SEARCHER_OPTIONS, UtttGame
 
 
@@ -37,4 +38,6 @@ def _bench():
 
 GAME = GameEntry("uttt", UtttGame, _new_searcher, options=SEARCHER_OPTIONS,
                  protocols=("uci", "ugi", "gtp"), prove=_prove, perft=True, bench=_bench,
-                 finish_warm_up=_finish_warm_up)
+                 finish_warm_up=_finish_warm_up,
+                 skill=SkillProfile(spread_cp=300, lines=4, nodes_at_zero=40,
+                                    levels_per_doubling=1.3))

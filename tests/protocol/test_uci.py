@@ -61,9 +61,10 @@ def test_handshake_lists_the_options_clients_match():
         assert not set(name.lower().split()) & {"name", "type", "default", "min", "max", "var"}
         names.add(name)
     for required in ("Hash", "MultiPV", "Ponder", "Move Overhead", "UCI_ShowWDL", "Clear Hash",
-                     "UCI_AnalyseMode"):
+                     "UCI_AnalyseMode", "Skill Level"):
         assert required in names
     # one search thread per core at most (Stockfish announces its own range the same way)
+    assert "option name Skill Level type spin default 20 min 0 max 20" in lines
     assert f"option name Threads type spin default 1 min 1 max {os.cpu_count()}" in lines
     e.close()
 
