@@ -49,7 +49,7 @@ class SkillProfile:
     nodes_at_zero: Optional[int] = None
     levels_per_doubling: float = 2.0
     horizon_at_zero: Optional[int] = None
-    horizon_per_level: int = 0
+    horizon_per_level: float = 0.0
     prior: Optional[Callable[[Any, Any], int]] = None
 
     def node_budget(self, level: int) -> Optional[int]:
@@ -60,7 +60,7 @@ class SkillProfile:
     def horizon(self, level: int) -> Optional[int]:
         if self.horizon_at_zero is None:
             return None
-        return self.horizon_at_zero + self.horizon_per_level * level
+        return self.horizon_at_zero + int(self.horizon_per_level * level)
 
     def spread(self, level: int) -> float:
         return self.spread_cp * (MAX_LEVEL - level) / MAX_LEVEL

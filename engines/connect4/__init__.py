@@ -52,4 +52,4 @@ GAME = GameEntry("cfour", Connect4Game, _new_searcher, aliases=("connect4",),
                  options=SEARCHER_OPTIONS, protocols=("uci", "ugi", "gtp"), prove=_prove,
                  bench=_bench, finish_warm_up=_finish_warm_up,
                  skill=SkillProfile(spread_cp=80, lines=0, horizon_at_zero=2,
-                                    horizon_per_level=2, prior=_nearer_the_centre))
+                                    horizon_per_level=1.5, prior=_nearer_the_centre))
