@@ -29,5 +29,5 @@ def _bench():
 
 GAME = GameEntry("duck", DuckGame, _new_searcher, options=OPTIONS, dev_options=DEV_OPTIONS,
                  perft=True, bench=_bench,
-                 skill=SkillProfile(spread_cp=300, lines=4, nodes_at_zero=40,
-                                    levels_per_doubling=1.3))
+                 skill=SkillProfile(spread_cp=300, lines=4, nodes_at_zero=400,
+                                    levels_per_doubling=2.1))
