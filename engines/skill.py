@@ -7,8 +7,8 @@ player would: it sees less, and it chooses less well among what it sees.
   (the alpha-beta games), or, for a solver that knows every outcome, a horizon in plies beyond
   which wins and losses look unknown (Connect Four).
 - *Choosing less well*: the search scores its best `SkillProfile.lines` moves (MultiPV), and the
-  level adds to each score a random amount of up to `spread_cp * (MAX_LEVEL - level) / MAX_LEVEL`
-  centipawns before taking the highest. A move is therefore chosen over a better one only when
+  level adds to each score a random amount of up to `spread_cp * ((MAX_LEVEL - level) /
+  MAX_LEVEL) ** spread_power` centipawns before taking the highest. A move is therefore chosen over a better one only when
   it is at most that much worse: weak levels err by small amounts often, never by a mate they
   see. Moves the search cannot tell apart (Connect Four's unknowns) are ranked by the profile's
   `prior` (a static preference, such as the centre column), not by the solver's hidden order.
@@ -40,7 +40,8 @@ class SkillProfile:
     `nodes_at_zero`: the node budget of level 0 (None: no budget); it doubles every
     `levels_per_doubling` levels. `horizon_at_zero`: the plies a level-0 search sees wins and
     losses within (None: all it finds), `horizon_per_level` more per level. `lines`: how many
-    best moves are compared (0: all legal moves). `spread_cp`: the noise at level 0.
+    best moves are compared (0: all legal moves). `spread_cp`: the noise at level 0, which
+    shrinks to none at level 20 as the `spread_power` of the levels left.
     `prior(position, move)`: centipawns added to every candidate, the preference among moves the
     search cannot tell apart."""
 
@@ -51,6 +52,7 @@ class SkillProfile:
     horizon_at_zero: Optional[int] = None
     horizon_per_level: float = 0.0
     prior: Optional[Callable[[Any, Any], int]] = None
+    spread_power: float = 1.0
 
     def node_budget(self, level: int) -> Optional[int]:
         if self.nodes_at_zero is None:
@@ -63,7 +65,7 @@ class SkillProfile:
         return self.horizon_at_zero + int(self.horizon_per_level * level)
 
     def spread(self, level: int) -> float:
-        return self.spread_cp * (MAX_LEVEL - level) / MAX_LEVEL
+        return self.spread_cp * ((MAX_LEVEL - level) / MAX_LEVEL) ** self.spread_power
 
 
 def seen_value(score: Optional[Score], horizon: Optional[int]) -> Optional[int]:
