@@ -38,7 +38,8 @@ class SkillProfile:
     """How a game's engine is weakened (declared once, in the game's `GameEntry.skill`).
 
     `nodes_at_zero`: the node budget of level 0 (None: no budget); it doubles every
-    `levels_per_doubling` levels. `horizon_at_zero`: the plies a level-0 search sees wins and
+    `levels_per_doubling` levels. A search checks its budget only every so many nodes (its
+    kernels' poll interval), so level 0's budget must be at least that. `horizon_at_zero`: the plies a level-0 search sees wins and
     losses within (None: all it finds), `horizon_per_level` more per level. `lines`: how many
     best moves are compared (0: all legal moves). `spread_cp`: the noise at level 0, which
     shrinks to none at level 20 as the `spread_power` of the levels left.

@@ -40,4 +40,4 @@ GAME = GameEntry("uttt", UtttGame, _new_searcher, options=SEARCHER_OPTIONS,
                  protocols=("uci", "ugi", "gtp"), prove=_prove, perft=True, bench=_bench,
                  finish_warm_up=_finish_warm_up,
                  skill=SkillProfile(spread_cp=200, spread_power=2, lines=4,
-                                    nodes_at_zero=40, levels_per_doubling=1.3))
+                                    nodes_at_zero=1024, levels_per_doubling=2.2))
