@@ -28,7 +28,13 @@ from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from mallard.protocol.board.guard import Guard, GuardMiddleware
-from mallard.protocol.board.limits import BURST, DEFAULT_MAX_ENGINES, MAX_QUEUED, RATE_PER_S
+from mallard.protocol.board.limits import (
+    BURST,
+    DEFAULT_MAX_ENGINES,
+    IDLE_ENGINE_SECONDS,
+    MAX_QUEUED,
+    RATE_PER_S,
+)
 from mallard.protocol.board.session import BoardSession, EngineSlots
 
 STATIC = Path(__file__).resolve().parent / "static"
@@ -76,6 +82,8 @@ def _superseded_by(message: dict):
     if kind == "state":
         return ("state",)
     if kind == "info":
+        if message.get("string"):  # a verdict (a proof): only a later verdict replaces it
+            return ("verdict", message.get("search"))
         return ("info", message.get("search"), message.get("multipv"), message.get("column"))
     return None
 
@@ -107,9 +115,11 @@ class RateLimit:
 
 
 def create_app(engine_command: list[str], guard: Optional[Guard] = None,
-               max_engines: int = DEFAULT_MAX_ENGINES) -> Starlette:
-    """The app; `guard` (default: loopback names, no token) decides who may use it, and at
-    most `max_engines` engine processes run at once."""
+               max_engines: int = DEFAULT_MAX_ENGINES,
+               idle_seconds: float = IDLE_ENGINE_SECONDS) -> Starlette:
+    """The app; `guard` (default: loopback names, no token) decides who may use it, at most
+    `max_engines` engine processes run at once, and a page idle for `idle_seconds` loses its
+    engine until it needs one again."""
     sessions: set[BoardSession] = set()
     slots = EngineSlots(max_engines)
 
@@ -121,12 +131,12 @@ def create_app(engine_command: list[str], guard: Optional[Guard] = None,
         outbox = Outbox()
         rate = RateLimit()
         variant = websocket.query_params.get("game", DEFAULT_VARIANT)
+        loop = asyncio.get_running_loop()
         try:
-            session = BoardSession(variant, engine_command, outbox.put,
-                                   asyncio.get_running_loop(), slots)
+            session = BoardSession(variant, engine_command, outbox.put, loop, slots, idle_seconds)
         except ValueError:  # an unknown game in the address: the default one
-            session = BoardSession(DEFAULT_VARIANT, engine_command, outbox.put,
-                                   asyncio.get_running_loop(), slots)
+            session = BoardSession(DEFAULT_VARIANT, engine_command, outbox.put, loop, slots,
+                                   idle_seconds)
         sessions.add(session)
 
         async def send_all() -> None:

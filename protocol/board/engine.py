@@ -88,6 +88,7 @@ class EngineLink:
         self._pending: collections.deque[Search] = collections.deque()
         self._idents = itertools.count(1)
         self._closed = False
+        self._level: Optional[int] = None  # the Skill Level last sent
 
     def start(self, timeout_ms: int = 60_000) -> None:
         """Start the engine and run the handshake (blocking); EngineError when it fails."""
@@ -97,6 +98,7 @@ class EngineLink:
         if self._closed:
             raise EngineError("the page closed while its engine started")
         player.start()
+        player.ready(timeout_ms)  # the engine's code loaded: its first move gets its whole time
         if self._closed:  # closed during the handshake, which the kill may have let finish
             player.kill()
             raise EngineError("the page closed while its engine started")
@@ -127,13 +129,17 @@ class EngineLink:
         self._send("ucinewgame")
 
     def go(self, root_fen: Optional[str], moves: list[str], go_arguments: str, purpose: str,
-           multipv: int = 1, context: Any = None) -> Search:
-        """Stop the running search and start another; its lines and move come as events."""
+           multipv: int = 1, context: Any = None, level: Optional[int] = None) -> Search:
+        """Stop the running search and start another at Skill Level `level` (None: as it
+        is); its lines and move come as events."""
         self.stop()
         search = Search(next(self._idents), purpose, context)
         with self._lock:
             if self.declares("multipv"):
                 self._send(f"setoption name MultiPV value {multipv}")
+            if level is not None and level != self._level and self.declares("skill level"):
+                self._send(f"setoption name Skill Level value {level}")
+                self._level = level
             position = f"position fen {root_fen}" if root_fen else "position startpos"
             self._send(position + (" moves " + " ".join(moves) if moves else ""))
             self._pending.append(search)

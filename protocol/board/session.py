@@ -7,9 +7,13 @@ FEN), or one `{"type": "error", "message": ...}` when the input is bad — the g
 as it was. Engine output arrives on the engine's reader thread and is handed to the loop;
 `{"type": "info", ...}` lines of a search that is no longer current are dropped.
 
-Invariants: `positions[i]` is the position after the first i moves from `root`; `cursor` is the
-ply shown (0..len(moves)); a move played while looking at an earlier ply cuts the moves after it.
-The engine plays only at the end of the game; analysis follows the ply shown.
+Invariants: `positions[i]` is the position after the first i moves from `root`, and `evals[i]`
+the engine's last exact score of it (first player's view, None before one); `cursor` is the ply
+shown (0..len(moves)); a move played while looking at an earlier ply cuts the moves after it.
+The engine plays only at the end of the game, at the page's Skill Level; analysis follows the
+ply shown, at full strength. With a time control (`GameClock`) the side to move's clock runs
+while the game's end is shown; a flag that falls ends the game (`time_loss`). A page that sends
+nothing for `idle_seconds` loses its engine (and its analysis) until it next needs one.
 """
 
 from __future__ import annotations
@@ -29,19 +33,23 @@ from mallard.engines.base import (
     ScoreKind,
     clip,
 )
+from mallard.engines.skill import MAX_LEVEL, MIN_LEVEL
+from mallard.protocol.board.clock import MAX_BASE_MS, MAX_INCREMENT_MS, MIN_BASE_MS, GameClock
 from mallard.protocol.board.engine import EngineLink, Search
-from mallard.protocol.board.limits import DEFAULT_MAX_ENGINES
+from mallard.protocol.board.limits import DEFAULT_MAX_ENGINES, IDLE_ENGINE_SECONDS
 from mallard.protocol.board.view import (
     SIDE_LABELS,
     BoardMove,
     board_view,
     export_pgn,
+    last_move_marks,
     load_position,
     now_iso,
     read_pgn,
     result_text,
 )
 from mallard.tournaments.players import EngineError
+from mallard.tournaments.records import SIDE_NAMES, EndKind, Reason
 
 MAX_MESSAGE = 256 * 1024  # characters; a PGN of a long game is far smaller
 ANALYSIS_LINES = {"duck": 3, "uttt": 3}  # Connect Four: one line per column
@@ -71,6 +79,16 @@ def score_text(variant: str, score: Optional[dict], depth: int, plies_left: Opti
     return f"{value / 100:+.2f}{bound}"
 
 
+def first_player_eval(score: Optional[dict], side_to_move: int) -> Optional[dict]:
+    """An exact score as the evaluation bar and graph draw it: `{"cp": n}` or `{"mate": n}`
+    from the first player's view; None for a bound or no score."""
+    if not score or score.get("bound"):
+        return None
+    sign = 1 if side_to_move == 0 else -1
+    key = "mate" if score["kind"] == ScoreKind.MATE else "cp"
+    return {key: sign * score["value"]}
+
+
 class EngineSlots:
     """How many engine processes the server may run at once (`--max-engines`): a page takes a
     slot when its engine starts and gives it back when the engine ends."""
@@ -91,7 +109,8 @@ class EngineSlots:
 
 class BoardSession:
     def __init__(self, variant: str, engine_command: list[str], emit: Callable[[dict], None],
-                 loop: asyncio.AbstractEventLoop, slots: Optional[EngineSlots] = None):
+                 loop: asyncio.AbstractEventLoop, slots: Optional[EngineSlots] = None,
+                 idle_seconds: float = IDLE_ENGINE_SECONDS):
         self.emit = emit
         self.loop = loop
         self.engine_command = engine_command
@@ -103,6 +122,12 @@ class BoardSession:
         self.engine_error: Optional[str] = None
         self.engine_side: Optional[int] = None  # the side the engine plays; None: free play
         self.movetime_ms = DEFAULT_MOVETIME_MS
+        self.level = MAX_LEVEL
+        self.clock: Optional[GameClock] = None
+        self.time_loss: Optional[int] = None  # the side whose flag fell
+        self._flag_timer: Optional[asyncio.TimerHandle] = None
+        self.idle_seconds = idle_seconds
+        self._idle_timer: Optional[asyncio.TimerHandle] = None
         self.analysing = False
         self.play_search: Optional[Search] = None
         self.analysis_search: Optional[Search] = None
@@ -127,8 +152,12 @@ class BoardSession:
                 position = positions[-1]
                 positions.append(position.play(position.parse_move(move.text)))
         self.root, self.moves, self.positions = root, list(moves), positions
+        self.evals: list[Optional[dict]] = [None] * len(positions)
         self.cursor = len(moves)
         self.started_at = now_iso()
+        self.time_loss = None
+        if self.clock is not None:  # a new game: the clocks start again
+            self.clock = GameClock(self.clock.base_ms, self.clock.increment_ms)
 
     @property
     def shown(self) -> Position:
@@ -142,26 +171,51 @@ class BoardSession:
         fen = self.root.fen()
         return None if fen == self.game.start_position().fen() else fen
 
+    def game_over_text(self) -> str:
+        """Why the game has ended ("" while it goes on): a loss on time, or the rules."""
+        if self.time_loss is not None:
+            return self._for_people(str(Reason(EndKind.TIME_LOSS, self.time_loss)))
+        return self._for_people(result_text(self.positions[-1].result(claim_draw=True)))
+
+    def _for_people(self, text: str) -> str:
+        """A reason in the runner's words (`White wins ...`) with the game's own side names
+        (`Yellow wins (four in a row)`)."""
+        for side, runner_name in enumerate(SIDE_NAMES):
+            if text.startswith(runner_name):
+                return SIDE_LABELS[self.variant][side] + text[len(runner_name):]
+        return text
+
     def state(self) -> dict:
         position = self.shown
         over = position.result(claim_draw=True)
         engine = self.engine
+        board = board_view(position)
+        if self.time_loss is not None:
+            board = board_view(position, playable=False)
+        if self.cursor > 0:
+            board["last"] = last_move_marks(self.positions[self.cursor - 1],
+                                            self.moves[self.cursor - 1].text)
         return {
             "type": "state", "variant": self.variant, "sides": SIDE_LABELS[self.variant],
-            "board": board_view(position), "fen": position.fen(), "toMove": position.side_to_move,
+            "board": board, "fen": position.fen(), "toMove": position.side_to_move,
             "moves": [{"text": m.text, "san": m.san, "human": m.human} for m in self.moves],
-            "cursor": self.cursor,
-            "result": result_text(over), "over": over is not None,
+            "cursor": self.cursor, "evals": self.evals,
+            "result": self.game_over_text() if self.time_loss is not None
+            else self._for_people(result_text(over)),
+            "over": over is not None or self.time_loss is not None,
+            "gameOver": self.game_over_text(),
+            "clock": self.clock.view() if self.clock is not None else None,
             "engine": {"name": engine.name if engine else None,
                        "running": bool(engine and engine.alive), "error": self.engine_error,
                        "side": self.engine_side, "movetime": self.movetime_ms,
-                       "analysing": self.analysing,
+                       "level": self.level, "analysing": self.analysing,
                        "thinking": self.play_search is not None},
         }
 
     # --- the page's messages ----------------------------------------------------------------
     async def handle(self, text: Any) -> None:
         """Carry out one page message; a bad one answers one error and changes nothing."""
+        self._rearm_idle_timer()
         try:
             if not isinstance(text, str):
                 raise CommandError("messages are JSON text")
@@ -219,32 +273,80 @@ class BoardSession:
             text = self._text(message, "move")
         if self.play_search is not None and self.at_end:
             raise CommandError("the engine is thinking: wait for its move")
+        if self.time_loss is not None:
+            raise CommandError(f"the game is over ({self.game_over_text()}): start a new game "
+                               "or take back")
         move = position.parse_move(text)
         self._play(move, None)
 
     def _play(self, move, engine_reply: Optional[dict]) -> None:
         position = self.shown
+        if self.clock is not None and self.at_end and self.engine_side is not None:
+            if not self.clock.moved(position.side_to_move):
+                self._lose_on_time(position.side_to_move)
+                return
         child = position.play(move)
         record = BoardMove.of(position, move)
         if engine_reply is not None:
             record.time_ms = engine_reply["time_ms"]
             record.score = engine_reply.get("score")
             record.depth = engine_reply.get("depth")
+            if record.score is not None:
+                kind, value = record.score
+                self.evals[self.cursor] = first_player_eval({"kind": kind, "value": value},
+                                                            position.side_to_move)
         del self.moves[self.cursor:], self.positions[self.cursor + 1:]
+        del self.evals[self.cursor + 1:]
         self.moves.append(record)
         self.positions.append(child)
+        self.evals.append(None)
         self.cursor += 1
         self._after_change()
+
+    # --- the clocks -------------------------------------------------------------------------
+    def _lose_on_time(self, side: int) -> None:
+        self.time_loss = side
+        self._stop_searches()
+        self._after_change()
+
+    def _update_clock(self) -> None:
+        """Run the side to move's clock while the game's end is shown and undecided; then
+        set the timer of its flag."""
+        if self._flag_timer is not None:
+            self._flag_timer.cancel()
+            self._flag_timer = None
+        clock = self.clock
+        if clock is None:
+            return
+        position = self.shown
+        if self.engine_side is None or self.time_loss is not None or not self.at_end or \
+                position.result(claim_draw=True) is not None:
+            clock.pause()
+            return
+        clock.start(position.side_to_move)
+        self._flag_timer = self.loop.call_later(clock.flag_in() + 0.005, self._flag_check)
+
+    def _flag_check(self) -> None:
+        self._flag_timer = None
+        clock = self.clock
+        if clock is None or clock.running is None or self.closed:
+            return
+        if clock.left_ms(clock.running) <= 0:
+            self._lose_on_time(clock.running)
+        else:
+            self._update_clock()
 
     def cmd_undo(self, message: dict) -> None:
         if not self.moves:
             raise CommandError("no move to take back")
         self._stop_searches()
+        if self.time_loss is not None:  # the lost clock cannot run again: play on without one
+            self.time_loss, self.clock = None, None
         keep = len(self.moves) - 1
         if self.engine_side is not None and keep > 0 and \
                 self.positions[keep].side_to_move == self.engine_side:
             keep -= 1  # back to the player's turn
-        del self.moves[keep:], self.positions[keep + 1:]
+        del self.moves[keep:], self.positions[keep + 1:], self.evals[keep + 1:]
         self.cursor = keep
         self._after_change()
 
@@ -304,11 +406,20 @@ class BoardSession:
         side = message.get("side")
         if side not in (None, 0, 1) or isinstance(side, bool):
             raise CommandError('"side" is 0, 1 or null (the engine plays no side)')
-        movetime = message.get("movetime", self.movetime_ms)
-        if not isinstance(movetime, int) or isinstance(movetime, bool) or \
-                not 10 <= movetime <= MAX_MOVETIME_MS:
-            raise CommandError(f"time per move must be 10 to {MAX_MOVETIME_MS} ms")
-        self.engine_side, self.movetime_ms = side, movetime
+        movetime = _whole(message, "movetime", self.movetime_ms, 10, MAX_MOVETIME_MS,
+                          "time per move", "ms")
+        level = _whole(message, "level", self.level, MIN_LEVEL, MAX_LEVEL, "the level", "")
+        clock = message.get("clock")
+        if clock is not None:
+            if not isinstance(clock, dict):
+                raise CommandError('"clock" is null or {"base": ms, "increment": ms}')
+            clock = GameClock(_whole(clock, "base", None, MIN_BASE_MS, MAX_BASE_MS,
+                                     "a clock's base time", "ms"),
+                              _whole(clock, "increment", 0, 0, MAX_INCREMENT_MS,
+                                     "a clock's increment", "ms"))
+        self.engine_side, self.movetime_ms, self.level = side, movetime, level
+        self.clock = clock if side is not None else None  # clocks are for games against it
+        self.time_loss = None
         if self.play_search is not None:
             self._stop_play()
         self._after_change()
@@ -388,6 +499,28 @@ class BoardSession:
             self._holds_slot = False
             self.slots.give_back()
 
+    # --- idle pages -------------------------------------------------------------------------
+    def _rearm_idle_timer(self) -> None:
+        if self._idle_timer is not None:
+            self._idle_timer.cancel()
+        self._idle_timer = self.loop.call_later(self.idle_seconds, self._idle)
+
+    def _idle(self) -> None:
+        """Nothing from the page for `idle_seconds`: end its engine, unless it is to move."""
+        self._idle_timer = None
+        if self._engine_started is not None:  # still starting: idle from when it is up
+            self._rearm_idle_timer()
+            return
+        if self.engine is None or self.play_search is not None or self.closed:
+            return
+        was_analysing = self.analysing
+        self.analysing, self.analysis_search = False, None
+        self._end_engine()
+        if was_analysing:
+            self.emit({"type": "error", "message": f"analysis stopped: nothing happened on this "
+                                                   f"page for {self.idle_seconds:g} s"})
+        self.emit(self.state())
+
     def _from_engine_thread(self, kind: str, search: Optional[Search], payload: Any) -> None:
         try:
             self.loop.call_soon_threadsafe(self._engine_event, kind, search, payload)
@@ -427,16 +560,24 @@ class BoardSession:
         if self.variant == "cfour":
             plies_left = position.width * position.height - position.ply
         depth = info.get("depth", 0)
-        if search.purpose == "play" and info.get("multipv", 1) == 1 and "score" in info:
-            self._last_primary = {"score": (info["score"]["kind"], info["score"]["value"]),
-                                  "depth": depth}
+        evaluation = None
+        if info.get("multipv", 1) == 1 and "score" in info:
+            if search.purpose == "play":
+                self._last_primary = {"score": (info["score"]["kind"], info["score"]["value"]),
+                                      "depth": depth}
+            evaluation = first_player_eval(info["score"], position.side_to_move)
+            if evaluation is not None:
+                for ply in range(len(self.positions) - 1, -1, -1):
+                    if self.positions[ply] is position:
+                        self.evals[ply] = evaluation
+                        break
         message = {"type": "info", "purpose": search.purpose, "search": search.ident,
                    "depth": depth, "multipv": info.get("multipv", 1),
                    "score": info.get("score"),
                    "scoreText": score_text(self.variant, info.get("score"), depth, plies_left),
                    "pv": pv_texts, "pvHuman": pv_human, "nodes": info.get("nodes"),
                    "nps": info.get("nps"), "string": info.get("string"),
-                   "fen": position.fen()}
+                   "fen": position.fen(), "eval": evaluation}
         if self.variant == "cfour" and pv_texts:
             message["column"] = position.parse_move(pv_texts[0])
         self.emit(message)
@@ -461,12 +602,13 @@ class BoardSession:
 
     def _engine_to_move(self) -> bool:
         position = self.shown
-        return self.engine_side is not None and self.at_end and \
+        return self.engine_side is not None and self.at_end and self.time_loss is None and \
             position.side_to_move == self.engine_side and position.result(claim_draw=True) is None
 
     def _after_change(self) -> None:
         """Send the new state; then the engine moves when it is its turn, and analysis
         follows the position shown."""
+        self._update_clock()
         self.emit(self.state())
         task = self.loop.create_task(self._restart_engine_work())
         self._tasks.add(task)  # held until done: the loop keeps only a weak reference
@@ -496,9 +638,14 @@ class BoardSession:
         self._last_primary = {}
         self._started_thinking = time.monotonic()
         multipv = self._analysis_lines() if self.analysing else 1
+        limits = f"movetime {self.movetime_ms}"
+        if self.clock is not None:
+            white, black = self.clock.left_ms(0), self.clock.left_ms(1)
+            increment = self.clock.increment_ms
+            limits = f"wtime {white} btime {black} winc {increment} binc {increment}"
         self.play_search = self.engine.go(self._root_fen(), self._engine_moves(self.cursor),
-                                          f"movetime {self.movetime_ms}", "play", multipv,
-                                          context=self.shown)
+                                          limits, "play", multipv, context=self.shown,
+                                          level=self.level)
         self.emit(self.state())
 
     def _analysis_lines(self) -> int:
@@ -514,7 +661,7 @@ class BoardSession:
             return
         self.analysis_search = self.engine.go(self._root_fen(), self._engine_moves(self.cursor),
                                               "infinite", "analyse", self._analysis_lines(),
-                                              context=self.shown)
+                                              context=self.shown, level=MAX_LEVEL)
 
     def _stop_play(self) -> None:
         self.play_search = None
@@ -530,9 +677,22 @@ class BoardSession:
         """End the engine process, also one still starting (a kill: it returns within
         milliseconds), and free its slot."""
         self.closed = True
+        for timer in (self._idle_timer, self._flag_timer):
+            if timer is not None:
+                timer.cancel()
         if self._starting is not None:
             self._starting.close()
         self._end_engine()
+
+
+def _whole(message: dict, key: str, default: Optional[int], low: int, high: int, what: str,
+           unit: str) -> int:
+    """The whole number `message[key]` (`default` when absent), within low..high."""
+    value = message.get(key, default)
+    if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
+        raise CommandError(f"{what} must be a whole number from {low} to {high}"
+                           + (f" {unit}" if unit else ""))
+    return value
 
 
 def _replayed(root: Position, texts: list[str]) -> tuple[Position, list[BoardMove],

@@ -6,6 +6,7 @@
 - cfour: the stones column by column from the bottom, and the columns that take a stone;
 - uttt: the 81 cells, each small board's status (open, X, O, drawn), the board to play in, and
   the move text of every cell.
+`last_move_marks` says which squares, stone or cell the page marks as the last move.
 `load_position(game, text)` reads what the page's load box takes: a FEN or `startpos`, a UTTT
 position, or for Connect Four a sequence of 1-based column digits. `export_pgn` and `read_pgn`
 write and read our match runner's PGN (tournaments/pgn.py, whose reader reads any PGN), for
@@ -35,16 +36,32 @@ SIDE_LABELS = {"duck": ("White", "Black"), "cfour": ("Yellow", "Red"), "uttt": (
 CFOUR_SEQUENCE = re.compile(r"^[1-9]+$")
 
 
-def board_view(position: Position) -> dict:
+def board_view(position: Position, playable: bool = True) -> dict:
+    """The drawing of `position`; with `playable` False (a game lost on time) nothing is
+    clickable."""
     variant = position.game.variant
+    over = not playable or position.result(claim_draw=True) is not None
     if variant == "duck":
-        return _duck_view(position)
+        return _duck_view(position, over)
     if variant == "cfour":
-        return _cfour_view(position)
-    return _uttt_view(position)
+        return _cfour_view(position, over)
+    return _uttt_view(position, over)
 
 
-def _duck_view(position) -> dict:
+def last_move_marks(position: Position, text: str) -> dict:
+    """What the page marks of the move `text` played in `position`: a duck move's `from`,
+    `to` and `duck` squares, a Connect Four stone's `column` and `row`, a UTTT `cell`."""
+    variant = position.game.variant
+    move = position.parse_move(text)
+    if variant == "duck":
+        piece, _, duck = position.format_move(move).partition(",")
+        return {"from": piece[:2], "to": piece[2:4], "duck": duck[-2:]}
+    if variant == "cfour":
+        return {"column": move, "row": position.column_height(move)}
+    return {"cell": move}
+
+
+def _duck_view(position, over: bool) -> dict:
     placement = position.fen().split()[0]
     squares, duck = {}, None
     for rank_index, rank in enumerate(placement.split("/")):
@@ -60,7 +77,7 @@ def _duck_view(position) -> dict:
                 squares[name] = char
             file_index += 1
     moves: dict[str, dict] = {}
-    if position.result(claim_draw=True) is None:
+    if not over:
         for move in position.legal_moves():
             text = position.format_move(move)  # `e2e4,e4d5`: the piece move, then the duck's
             piece, _, duck_part = text.partition(",")
@@ -70,8 +87,7 @@ def _duck_view(position) -> dict:
     return {"kind": "duck", "squares": squares, "duck": duck, "moves": list(moves.values())}
 
 
-def _cfour_view(position) -> dict:
-    over = position.result() is not None
+def _cfour_view(position, over: bool) -> dict:
     columns = [[position.cell(column, row) for row in range(position.column_height(column))]
                for column in range(position.width)]
     return {"kind": "cfour", "width": position.width, "height": position.height,
@@ -79,8 +95,7 @@ def _cfour_view(position) -> dict:
             "playable": [] if over else position.legal_moves()}
 
 
-def _uttt_view(position) -> dict:
-    over = position.result() is not None
+def _uttt_view(position, over: bool) -> dict:
     legal = set() if over else set(position.legal_moves())
     return {"kind": "uttt",
             "cells": [[position.cell(board, cell) for cell in range(9)] for board in range(9)],

@@ -188,7 +188,8 @@ def test_pgn_export_is_the_runners_and_imports_back(client, variant, moves):
         for move in moves:
             send(ws, cmd="move", move=move)
             state = next_of(ws, "state")
-        assert state["over"] and state["result"].startswith("White wins")
+        winner = {"cfour": "Yellow", "duck": "White"}[variant]  # the game's own side names
+        assert state["over"] and state["result"].startswith(f"{winner} wins")
         send(ws, cmd="pgn_export")
         pgn = next_of(ws, "pgn")["pgn"]
         assert pgn == expected_pgn(variant, moves, pgn)
@@ -444,6 +445,10 @@ def test_the_outbox_merges_superseded_messages_and_stays_bounded():
     outbox.put({"type": "info", "search": 1, "multipv": 2, "depth": 2})
     kinds = [(m["type"], m.get("n", m.get("depth"))) for m in outbox._items]
     assert kinds == [("error", None), ("state", 2), ("info", 2), ("info", 2)]
+    verdicts = Outbox()  # a proof's line is no score line: the next score keeps it
+    verdicts.put({"type": "info", "search": 1, "multipv": 1, "string": "proven draw"})
+    verdicts.put({"type": "info", "search": 1, "multipv": 1, "depth": 3})
+    assert [m.get("string", m.get("depth")) for m in verdicts._items] == ["proven draw", 3]
     for column in range(10 * MAX_QUEUED):  # lines that merge nothing: the oldest go
         outbox.put({"type": "info", "search": 2, "multipv": 1, "column": column})
     assert len(outbox) == MAX_QUEUED
@@ -560,3 +565,90 @@ def test_thirty_pages_run_at_most_max_engines_and_each_is_told_its_state():
     finally:
         server.terminate()
         server.wait(10)
+
+
+def test_the_clocks_count_each_turn_and_add_the_increment():
+    from mallard.protocol.board.clock import GameClock
+
+    now = [100.0]
+    clock = GameClock(1000, 200, now=lambda: now[0])
+    clock.start(0)
+    now[0] += 0.4
+    assert clock.left_ms(0) == 600 and clock.left_ms(1) == 1000
+    assert clock.moved(0) and clock.left_ms(0) == 800
+    clock.start(1)
+    now[0] += 0.25
+    clock.pause()
+    now[0] += 5  # paused: nobody's time runs
+    assert clock.view() == {"base": 1000, "increment": 200, "left": [800, 750], "running": None}
+    clock.start(1)
+    now[0] += 0.75
+    assert clock.flag_in() == 0 and not clock.moved(1) and clock.left_ms(1) == 0
+
+
+@pytest.fixture
+def idle_client(monkeypatch):
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))
+    app = create_app(ENGINE, Guard("testserver"), idle_seconds=4)
+    with TestClient(app) as test_client:
+        test_client.app_sessions = app.state.sessions
+        yield test_client
+
+
+def test_a_person_who_lets_the_flag_fall_loses_on_time(client):
+    with client.websocket_connect("/ws?game=cfour") as ws:
+        next_of(ws, "state")
+        send(ws, cmd="play", side=1, clock={"base": 1000, "increment": 0})
+        started = next_of(ws, "state")
+        assert started["clock"]["running"] == 0 and not started["over"]
+        while True:
+            state = next_of(ws, "state", timeout=10)
+            if state["over"]:
+                break
+        assert state["result"] == "Yellow loses on time" and state["gameOver"] == state["result"]
+        assert state["clock"]["left"][0] == 0 and state["board"]["playable"] == []
+        send(ws, cmd="move", move="P@d1")
+        assert "the game is over (Yellow loses on time)" in next_of(ws, "error")["message"]
+        send(ws, cmd="new")
+        fresh = next_of(ws, "state")
+        assert not fresh["over"] and fresh["clock"]["left"] == [1000, 1000]
+
+
+@pytest.mark.parametrize("level, deepest", [(0, 4), (20, None)])
+def test_the_engine_plays_at_the_chosen_level_and_scores_the_game(client, level, deepest):
+    with client.websocket_connect("/ws?game=duck") as ws:
+        next_of(ws, "state")
+        send(ws, cmd="play", side=1, movetime=500, level=level)
+        assert next_of(ws, "state")["engine"]["level"] == level
+        send(ws, cmd="move", piece="e2e4", duck="e4d5"[2:])
+        while True:
+            state = next_of(ws, "state")
+            if len(state["moves"]) == 2:
+                break
+        assert state["board"]["last"]["from"] + state["board"]["last"]["to"] == \
+            state["moves"][1]["text"][:4]
+        assert state["evals"][0] is None and state["evals"][1] is not None  # the engine's turn
+        session = next(iter(client.app_sessions))
+        depth = session.moves[1].depth
+        assert depth is not None
+        if deepest is not None:
+            assert depth <= deepest, depth  # 400 nodes at level 0
+        else:
+            assert depth > 4, depth
+
+
+def test_an_idle_pages_engine_ends_and_starts_again_when_needed(idle_client):
+    with idle_client.websocket_connect("/ws?game=uttt") as ws:
+        next_of(ws, "state")
+        send(ws, cmd="analyse", on=True)
+        next_of(ws, "info")
+        session = next(iter(idle_client.app_sessions))
+        pid = session.engine.pid
+        assert "analysis stopped" in next_of(ws, "error", timeout=20)["message"]
+        state = next_of(ws, "state")
+        assert not state["engine"]["running"] and not state["engine"]["analysing"]
+        assert wait_gone(pid) and idle_client.app.state.slots.in_use == 0
+        send(ws, cmd="analyse", on=True)
+        next_of(ws, "info")
+        restarted = session.engine  # read at once: in 4 s without a message it goes again
+        assert restarted is not None and restarted.pid != pid
