@@ -107,9 +107,9 @@ def wait_moves(page, count: int) -> None:
     page.wait_for_function(f"document.querySelectorAll('#moves .move').length === {count}")
 
 
-def shoot(page, name: str) -> None:
+def shoot(page, name: str, full_page: bool = False) -> None:
     SHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SHOTS / f"{name}.png"))
+    page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=full_page)
 
 
 def engine_pid(server) -> int:
@@ -212,7 +212,7 @@ def test_a_finished_games_pgn_is_what_the_rules_give(page, server):
     page.click("#load")
     wait_moves(page, 6)
     page.click("rect.cf-column[data-column='6']")
-    page.wait_for_selector("#result:has-text('White wins (four in a row)')")
+    page.wait_for_selector("#result:has-text('Yellow wins (four in a row)')")
     page.click("rect.cf-column[data-column='0']")  # after the end: refused
     page.wait_for_selector("#message.error:has-text('over')")
     page.click("#pgn-export")
@@ -243,3 +243,160 @@ def test_closing_the_page_ends_its_engine(browser, server):
     opened.close()
     context.close()
     assert wait_gone(pid), "the page closed but its engine process lives on"
+
+
+def drag(page, start: str, end: str) -> None:
+    """Press on one square, move the mouse in steps, and release on another."""
+    begin = page.locator(f"rect[data-square={start}]").bounding_box()
+    finish = page.locator(f"rect[data-square={end}]").bounding_box()
+    page.mouse.move(begin["x"] + begin["width"] / 2, begin["y"] + begin["height"] / 2)
+    page.mouse.down()
+    page.mouse.move(finish["x"] + finish["width"] / 2, finish["y"] + finish["height"] / 2,
+                    steps=8)
+    page.mouse.up()
+
+
+def move_texts(page) -> list[str]:
+    return page.locator("#moves .move").evaluate_all("links => links.map(l => l.title)")
+
+
+def duck_fen(moves: list[str]) -> str:
+    position = get_game("duck").start_position()
+    for text in moves:
+        position = position.play(position.parse_move(text))
+    return position.fen()
+
+
+def test_drag_and_drop_moves_a_piece_and_then_the_duck(page, server):
+    open_game(page, server, "duck")
+    drag(page, "e2", "e4")
+    page.wait_for_selector("rect.duck-target[data-square=d5]")
+    assert move_count(page) == 0  # the piece move waits for its duck
+    page.click("[data-square=d5]")  # the first duck comes from outside the board: a click
+    wait_moves(page, 1)
+    drag(page, "e7", "e5")
+    page.wait_for_selector("rect.duck-target[data-square=d4]")
+    drag(page, "d5", "d4")  # the duck, dragged from its square
+    wait_moves(page, 2)
+    assert move_texts(page) == ["e2e4,e4d5", "e7e5,e5d4"]  # the duck written from the piece
+    assert fen(page) == duck_fen(move_texts(page))
+    assert sorted(page.locator("rect.square.last").evaluate_all(
+        "squares => squares.map(s => s.dataset.square)")) == ["e5", "e7"]
+    assert page.locator(".ghost").count() == 0
+    drag(page, "d2", "d5")  # not a move of that pawn: refused, nothing changes
+    page.wait_for_selector("#message.error")
+    assert move_count(page) == 2 and fen(page) == duck_fen(move_texts(page))
+    drag(page, "g1", "g1")  # put back where it was: still picked, as after a click
+    page.wait_for_selector("rect.selected[data-square=g1]")
+    page.click("[data-square=f3]")
+    page.wait_for_selector("rect.duck-target[data-square=a6]")
+    drag(page, "d4", "a6")
+    wait_moves(page, 3)
+    assert move_texts(page)[-1] == "g1f3,f3a6"
+
+
+def test_clocks_run_for_the_side_to_move_and_a_fallen_flag_ends_the_game(page, server):
+    open_game(page, server, "cfour")
+    page.select_option("#engine-side", "1")
+    page.select_option("#time-control", "60+0")
+    assert page.locator("#movetime-label").is_hidden()  # a clock replaces the time per move
+    page.click("#apply-play")
+    page.wait_for_selector("#clock-bottom.running")
+    first = page.inner_text("#clock-bottom .time")
+    assert first in ("1:00", "0:59"), first
+    page.wait_for_function(f"document.querySelector('#clock-bottom .time').textContent "
+                           f"!== '{first}'")  # it counts down
+    page.click("rect.cf-column[data-column='3']")
+    wait_moves(page, 2)
+    page.wait_for_selector("#clock-bottom.running")
+    assert page.locator("#clock-top.running").count() == 0
+    assert re.fullmatch(r"0:5\d|1:00", page.inner_text("#clock-top .time"))
+    # a short clock (the page's own message: its menu starts at a minute), to see a flag fall
+    page.evaluate("send({cmd: 'play', side: 1, clock: {base: 1500, increment: 0}})")
+    page.wait_for_selector("#game-over:not([hidden])")
+    assert page.inner_text("#game-over-text") == "Yellow loses on time"
+    assert page.inner_text("#result") == "Yellow loses on time"
+    assert page.inner_text("#clock-bottom .time") == "0:00.0"
+    shoot(page, "cfour-time-loss")
+    page.click("#game-over-new")
+    page.wait_for_selector("#game-over", state="hidden")
+    assert move_count(page) == 0
+
+
+def session_of(server, variant):
+    app, _ = server
+    return next(s for s in app.state.sessions if s.variant == variant)
+
+
+def test_the_level_chosen_on_the_page_is_the_engines(page, server):
+    open_game(page, server, "uttt")
+    page.select_option("#level", "0")
+    page.select_option("#engine-side", "0")
+    page.fill("#movetime", "0.3")
+    page.click("#apply-play")
+    wait_moves(page, 1)  # the engine opens, at level 0
+    session = session_of(server, "uttt")
+    assert session.level == 0 and session.engine._level == 0
+    page.select_option("#level", "20")
+    page.click("#apply-play")
+    cell = page.locator("rect.uttt-cell.legal").first
+    cell.click()
+    wait_moves(page, 3)
+    assert session.engine._level == 20
+    assert page.input_value("#level") == "20"
+
+
+def test_the_evaluation_graph_draws_the_engines_scores_and_jumps_to_a_move(page, server):
+    open_game(page, server, "cfour")
+    page.select_option("#engine-side", "1")
+    page.fill("#movetime", "0.2")
+    page.click("#apply-play")
+    for ply, column in zip((2, 4, 6, 8), (3, 2, 4, 3)):
+        page.click(f"rect.cf-column[data-column='{column}']")
+        wait_moves(page, ply)
+    plies = page.locator("#graph circle.graph-point").evaluate_all(
+        "points => points.map(p => Number(p.dataset.ply))")
+    assert {1, 3, 5, 7} <= set(plies), plies  # the engine's scores, one per move it made
+    point = page.locator("#graph circle.graph-point[data-ply='3']")
+    point.scroll_into_view_if_needed()
+    box = point.bounding_box()
+    page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    page.wait_for_function("document.querySelector('#moves .move.current')?.dataset.ply === '3'")
+    assert page.locator("#graph circle.graph-point.current[data-ply='3']").count() == 1
+    shown = page.get_attribute("#eval-bar", "data-eval")
+    assert shown and ("cp" in shown or "mate" in shown)
+
+
+@pytest.mark.parametrize("width, height", [(390, 844), (1920, 1080)])
+def test_every_game_fits_a_phone_and_a_wide_screen(browser, server, width, height):
+    context = browser.new_context(viewport={"width": width, "height": height})
+    page = context.new_page()
+    page.set_default_timeout(WAIT_MS)
+    try:
+        for game, moves in (("duck", None), ("cfour", ("3", "2")), ("uttt", ("40",))):
+            open_game(page, server, game)
+            page.select_option("#engine-side", "1")
+            page.select_option("#level", "5")
+            page.select_option("#time-control", "300+3")
+            page.click("#apply-play")
+            if game == "duck":
+                page.click("[data-square=e2]")
+                page.click("[data-square=e4]")
+                page.click("[data-square=d5]")
+                wait_moves(page, 2)
+            else:
+                for index, target in enumerate(moves):
+                    selector = "rect.cf-column[data-column='{}']" if game == "cfour" else \
+                        "rect.uttt-cell[data-move='{}']"
+                    page.locator(selector.format(target)).click()
+                    wait_moves(page, 2 * (index + 1))
+            page.click("#analyse")
+            page.wait_for_selector("#analysis .line .pv-move")
+            assert page.evaluate("document.documentElement.scrollWidth") <= width
+            board = page.locator("#board").bounding_box()
+            assert board["x"] >= 0 and board["x"] + board["width"] <= width
+            assert board["width"] >= min(width, 1000) * 0.5  # the board uses the room it has
+            shoot(page, f"{game}-{width}", full_page=width < 600)
+            page.click("#analyse")
+    finally:
+        context.close()

@@ -1,6 +1,8 @@
-// Mallard's board page: draws what the server describes and sends what is clicked.
-// It holds no rules: the legal click targets, the move texts, results and FENs all come from the
-// server's `state` messages; a click the server refuses comes back as an `error` message.
+// Mallard's board page: draws what the server describes and sends what is clicked or dragged.
+// It holds no rules: the legal targets, the move texts, results, clocks, evaluations and FENs all
+// come from the server's `state` messages; a move the server refuses comes back as an `error`.
+// The page only counts the running clock down between two states, for the eye: the server keeps
+// the time and decides a loss on time.
 "use strict";
 
 const SVG = "http://www.w3.org/2000/svg";
@@ -15,6 +17,10 @@ let chosenPiece = null;    // duck: the piece move picked, waiting for its duck 
 let lines = {};            // analysis lines by multipv number, for the position shown
 let linesSearch = null;
 let verdict = "";
+let stateAt = 0;           // performance.now() when the state arrived (the clocks count from it)
+let drag = null;           // duck: {from, kind: "piece"|"duck", ghost, moved} while the pointer is down
+let dismissedEnd = null;   // the game end whose banner the person closed
+const LEVELS = 20;
 
 function el(name, attrs, parent) {
   const node = document.createElementNS(SVG, name);
@@ -46,6 +52,7 @@ function receive(message) {
   if (message.type === "state") {
     const moved = !state || state.fen !== message.fen || state.variant !== message.variant;
     state = message;
+    stateAt = performance.now();
     if (moved) { lines = {}; linesSearch = null; verdict = ""; }
     selectedFrom = chosenPiece = null;
     showState();
@@ -85,9 +92,110 @@ function showState() {
   $("engine-name").textContent = engine.error ? engine.error :
     (engine.name ? `engine: ${engine.name}` : "the engine starts when it is needed");
   $("analyse").textContent = engine.analysing ? "Stop analysis" : "Start analysis";
+  if (document.activeElement !== $("level")) $("level").value = String(engine.level);
   showMoves();
   draw(shownBoard);
   showAnalysis();
+  showClocks();
+  showEvaluation();
+  showGameOver();
+}
+
+// --- clocks, evaluation, game end ------------------------------------------------------------
+function clockText(ms) {
+  const tenths = Math.max(0, Math.floor(ms / 100));
+  const minutes = Math.floor(tenths / 600), seconds = Math.floor(tenths / 10) % 60;
+  const base = `${minutes}:${String(seconds).padStart(2, "0")}`;
+  return ms < 10000 ? `${base}.${tenths % 10}` : base;
+}
+
+function showClocks() {
+  const clock = state && state.clock;
+  const top = $("clock-top"), bottom = $("clock-bottom");
+  top.hidden = bottom.hidden = !clock;
+  if (!clock) return;
+  const lowerSide = flipped() ? 1 : 0;  // the side drawn at the bottom
+  for (const [box, side] of [[bottom, lowerSide], [top, 1 - lowerSide]]) {
+    let left = clock.left[side];
+    if (clock.running === side) left -= performance.now() - stateAt;
+    box.textContent = "";
+    const name = document.createElement("span");
+    name.textContent = state.sides[side];
+    const time = document.createElement("span");
+    time.className = "time";
+    time.textContent = clockText(left);
+    box.append(name, time);
+    box.dataset.side = side;
+    box.classList.toggle("running", clock.running === side && left > 0);
+    box.classList.toggle("low", left < 10000);
+  }
+}
+
+// the first player's winning chance of an evaluation, for the bar and the graph
+function chance(evaluation) {
+  if (!evaluation) return null;
+  if (evaluation.mate !== undefined) return evaluation.mate > 0 ? 1 : 0;
+  return 1 / (1 + Math.exp(-0.004 * evaluation.cp));
+}
+
+function evalText(evaluation) {
+  if (!evaluation) return "";
+  if (evaluation.mate !== undefined) return (evaluation.mate > 0 ? "+" : "-") + "M" + Math.abs(evaluation.mate);
+  return (evaluation.cp >= 0 ? "+" : "") + (evaluation.cp / 100).toFixed(1);
+}
+
+function showEvaluation() {
+  const evaluation = state.evals[state.cursor];
+  const share = chance(evaluation);
+  const lower = flipped() ? 1 - (share ?? 0.5) : (share ?? 0.5);
+  $("eval-fill").style.height = `${(lower * 100).toFixed(1)}%`;
+  $("eval-text").textContent = evalText(evaluation);
+  $("eval-bar").dataset.eval = evaluation ? JSON.stringify(evaluation) : "";
+  drawGraph();
+}
+
+function drawGraph() {
+  const svg = $("graph");
+  const width = 600, height = 100, plies = Math.max(1, state.moves.length);
+  svg.setAttribute("viewBox", `0 0 ${width} ${height}`);
+  svg.setAttribute("preserveAspectRatio", "none");
+  svg.textContent = "";
+  const x = (ply) => (ply / plies) * width;
+  const y = (share) => height * (1 - share);
+  el("line", { x1: 0, x2: width, y1: height / 2, y2: height / 2, class: "graph-axis" }, svg);
+  const points = [];
+  state.evals.forEach((evaluation, ply) => {
+    const share = chance(evaluation);
+    if (share !== null) points.push([ply, share]);
+  });
+  if (points.length) {
+    const line = points.map(([ply, share]) => `${x(ply).toFixed(1)},${y(share).toFixed(1)}`);
+    el("polygon", { points: `${x(points[0][0])},${height} ${line.join(" ")} ${x(points[points.length - 1][0])},${height}`,
+                    class: "graph-area" }, svg);
+    el("polyline", { points: line.join(" "), class: "graph-line" }, svg);
+  }
+  for (const [ply, share] of points) {
+    el("circle", { cx: x(ply), cy: y(share), r: 3, "data-ply": ply,
+                   class: "graph-point" + (ply === state.cursor ? " current" : "") }, svg);
+  }
+  el("line", { x1: x(state.cursor), x2: x(state.cursor), y1: 0, y2: height,
+               class: "graph-cursor" }, svg);
+}
+
+function graphClick(event) {
+  if (!state) return;
+  const box = $("graph").getBoundingClientRect();
+  const plies = state.moves.length;
+  const ply = Math.round(((event.clientX - box.left) / box.width) * Math.max(1, plies));
+  send({ cmd: "goto", ply: Math.max(0, Math.min(plies, ply)) });
+}
+
+function showGameOver() {
+  const text = state.gameOver;
+  const key = `${state.moves.length}:${text}`;
+  const show = Boolean(text) && state.cursor === state.moves.length && dismissedEnd !== key;
+  $("game-over").hidden = !show;
+  $("game-over-text").textContent = text;
 }
 
 function showMoves() {
@@ -114,6 +222,10 @@ function receiveInfo(info) {
     return;
   }
   if (!info.score) return;
+  if (info.eval && (info.multipv || 1) === 1) {
+    state.evals[state.cursor] = info.eval;
+    showEvaluation();
+  }
   if (linesSearch !== info.search) { lines = {}; linesSearch = info.search; }
   lines[info.multipv] = info;
   showAnalysis();
@@ -188,10 +300,10 @@ function duckTargets(board) {
 function drawDuck(svg, board) {
   const size = 60;
   svg.setAttribute("viewBox", `0 0 ${8 * size + 16} ${8 * size + 16}`);
-  svg.setAttribute("width", 8 * size + 16);
-  svg.setAttribute("height", 8 * size + 16);
   const live = board === (state && state.board);
   const targets = live ? duckTargets(board) : { from: new Set(), to: new Set(), ducks: new Set() };
+  const last = board.last || {};
+  const marked = new Set([last.from, last.to]);
   for (let rank = 0; rank < 8; rank++) {
     for (let file = 0; file < 8; file++) {
       const name = "abcdefgh"[file] + (rank + 1);
@@ -201,16 +313,19 @@ function drawDuck(svg, board) {
       if (name === selectedFrom) cls += " selected";
       else if (targets.ducks.has(name)) cls += " duck-target";
       else if (targets.to.has(name)) cls += " target";
+      if (marked.has(name)) cls += " last";
       const square = el("rect", { x, y, width: size, height: size, class: cls,
                                   "data-square": name }, svg);
-      square.addEventListener("click", () => clickDuck(name));
+      square.addEventListener("pointerdown", (event) => pointerDown(event, name));
       const piece = board.squares[name];
       if (piece) {
         const white = piece === piece.toUpperCase();
         const glyph = el("text", { x: x + size / 2, y: y + size * 0.8, "font-size": size * 0.8,
-                                   "text-anchor": "middle",
+                                   "text-anchor": "middle", "data-piece": name,
                                    class: "piece " + (white ? "white" : "black") }, svg);
         glyph.textContent = GLYPHS[piece.toLowerCase()];
+      } else if (targets.to.has(name) || targets.ducks.has(name)) {
+        el("circle", { cx: x + size / 2, cy: y + size / 2, r: size * 0.14, class: "target-dot" }, svg);
       }
       if (board.duck === name) drawDuckBird(svg, x, y, size);
     }
@@ -225,6 +340,10 @@ function drawDuck(svg, board) {
 
 function drawDuckBird(svg, x, y, size) {
   const group = el("g", { "data-duck": "1", "pointer-events": "none" }, svg);
+  return drawDuckShape(group, x, y, size);
+}
+
+function drawDuckShape(group, x, y, size) {
   el("ellipse", { cx: x + size * 0.45, cy: y + size * 0.62, rx: size * 0.3, ry: size * 0.2,
                   fill: "#ffd600", stroke: "#7a5a00" }, group);
   el("circle", { cx: x + size * 0.66, cy: y + size * 0.36, r: size * 0.14, fill: "#ffd600",
@@ -232,6 +351,79 @@ function drawDuckBird(svg, x, y, size) {
   el("polygon", { points: `${x + size * 0.78},${y + size * 0.34} ${x + size * 0.95},${y + size * 0.4} ${x + size * 0.78},${y + size * 0.44}`,
                   fill: "#ff8f00" }, group);
   el("circle", { cx: x + size * 0.69, cy: y + size * 0.33, r: size * 0.025, fill: "#000" }, group);
+}
+
+// A press on a square: a piece (or, when its move is chosen, the duck) may be dragged; a press
+// and release on one square is a click. Dragging is the same as clicking its start and its end.
+function pointerDown(event, name) {
+  if (event.button !== 0) return;
+  if (!state || shownBoard !== state.board) { send({ cmd: "state" }); return; }
+  const board = state.board;
+  event.preventDefault();
+  let kind = null;
+  if (chosenPiece && board.duck === name) kind = "duck";
+  else if (!chosenPiece && board.moves.some((m) => m.from === name)) kind = "piece";
+  drag = { from: name, kind, ghost: null, moved: false, x: event.clientX, y: event.clientY,
+           picked: false };
+  if (kind === "piece" && name !== selectedFrom) { clickDuck(name); drag.picked = true; }
+  window.addEventListener("pointermove", pointerMove);
+  window.addEventListener("pointerup", pointerUp, { once: true });
+}
+
+function svgPoint(clientX, clientY) {
+  const svg = $("board");
+  const point = svg.createSVGPoint();
+  point.x = clientX;
+  point.y = clientY;
+  return point.matrixTransform(svg.getScreenCTM().inverse());
+}
+
+function pointerMove(event) {
+  if (!drag || !drag.kind) return;
+  if (!drag.moved && Math.hypot(event.clientX - drag.x, event.clientY - drag.y) < 4) return;
+  const svg = $("board");
+  const size = 60;
+  const at = svgPoint(event.clientX, event.clientY);
+  if (!drag.ghost || !drag.ghost.isConnected) {
+    drag.moved = true;
+    if (drag.kind === "piece") {
+      const piece = state.board.squares[drag.from];
+      const white = piece === piece.toUpperCase();
+      drag.ghost = el("text", { "font-size": size * 0.8, "text-anchor": "middle",
+                                class: "piece ghost " + (white ? "white" : "black") }, svg);
+      drag.ghost.textContent = GLYPHS[piece.toLowerCase()];
+      const original = svg.querySelector(`[data-piece="${drag.from}"]`);
+      if (original) original.classList.add("dragged");
+    } else {
+      drag.ghost = el("g", { class: "ghost" }, svg);
+      drawDuckShape(drag.ghost, -size / 2, -size / 2, size);
+      const original = svg.querySelector("[data-duck]");
+      if (original) original.classList.add("dragged");
+    }
+  }
+  if (drag.kind === "piece") {
+    drag.ghost.setAttribute("x", at.x);
+    drag.ghost.setAttribute("y", at.y + size * 0.3);
+  } else {
+    drag.ghost.setAttribute("transform", `translate(${at.x},${at.y})`);
+  }
+}
+
+function pointerUp(event) {
+  window.removeEventListener("pointermove", pointerMove);
+  const done = drag;
+  drag = null;
+  if (!done) return;
+  const under = document.elementFromPoint(event.clientX, event.clientY);
+  const square = under && under.closest ? under.closest("[data-square]") : null;
+  const target = square ? square.dataset.square : null;
+  if (done.moved) {
+    if (done.ghost) done.ghost.remove();
+    if (target && target !== done.from) clickDuck(target);
+    else draw(shownBoard);  // dropped where it was, or off the board: nothing happens
+  } else if (target === done.from && !done.picked) {
+    clickDuck(target);
+  }
 }
 
 function clickDuck(name) {
@@ -278,8 +470,6 @@ function drawCfour(svg, board) {
   const size = 64, top = 8, bottom = 24;
   const width = board.width * size, height = board.height * size;
   svg.setAttribute("viewBox", `0 0 ${width} ${height + top + bottom}`);
-  svg.setAttribute("width", width);
-  svg.setAttribute("height", height + top + bottom);
   el("rect", { x: 0, y: top, width, height, class: "cf-frame" }, svg);
   for (let column = 0; column < board.width; column++) {
     for (let row = 0; row < board.height; row++) {
@@ -297,6 +487,11 @@ function drawCfour(svg, board) {
       say("");
       send({ cmd: "move", move: board.files[column] });
     });
+    const last = board.last;
+    if (last && last.column === column) {
+      el("circle", { cx: column * size + size / 2, cy: top + height - last.row * size - size / 2,
+                     r: size * 0.3, class: "cf-last", "data-last": "1" }, svg);
+    }
     const line = Object.values(lines).find((l) => l.column === column);
     const label = el("text", { x: column * size + size / 2, y: top + height + 16,
                                class: "colscore", "data-column": column }, svg);
@@ -309,8 +504,6 @@ function drawUttt(svg, board) {
   const cell = 48, gap = 10, span = 3 * cell;
   const total = 3 * span + 4 * gap;
   svg.setAttribute("viewBox", `0 0 ${total} ${total}`);
-  svg.setAttribute("width", total);
-  svg.setAttribute("height", total);
   const legal = new Set(board.legal);
   for (let b = 0; b < 9; b++) {
     const bx = gap + (b % 3) * (span + gap), by = gap + Math.floor(b / 3) * (span + gap);
@@ -333,6 +526,10 @@ function drawUttt(svg, board) {
         say("");
         send({ cmd: "move", move: board.moveTexts[move] });
       });
+      if (board.last && board.last.cell === move) {
+        el("rect", { x: x + 2, y: y + 2, width: cell - 4, height: cell - 4, class: "uttt-last",
+                     "data-last": "1" }, svg);
+      }
       drawMark(svg, board.cells[b][c], x, y, cell, "");
     }
     if (status === "X" || status === "O") drawMark(svg, status === "X" ? 0 : 1, bx, by, span, " big-mark");
@@ -357,14 +554,36 @@ function wire() {
     button.onclick = () => { say(""); send({ cmd: "new", game: button.dataset.game }); };
   }
   $("new-game").onclick = () => { say(""); send({ cmd: "new" }); };
+  for (let level = LEVELS; level >= 0; level--) {
+    const option = document.createElement("option");
+    option.value = String(level);
+    option.textContent = level === LEVELS ? `${level} (full strength)` : String(level);
+    $("level").appendChild(option);
+  }
+  $("time-control").onchange = () => {
+    $("movetime-label").hidden = $("time-control").value !== "move";
+  };
   $("apply-play").onclick = () => {
     const value = $("engine-side").value;
     const seconds = parseFloat($("movetime").value);
     if (!(seconds > 0)) { say("Give the seconds per move as a positive number", "error"); return; }
+    const control = $("time-control").value;
+    let clock = null;
+    if (control !== "move") {
+      const [base, increment] = control.split("+").map(Number);
+      clock = { base: base * 1000, increment: increment * 1000 };
+    }
     say("");
     send({ cmd: "play", side: value === "none" ? null : Number(value),
-           movetime: Math.round(seconds * 1000) });
+           movetime: Math.round(seconds * 1000), level: Number($("level").value), clock });
   };
+  $("graph").addEventListener("click", graphClick);
+  $("game-over-new").onclick = () => { say(""); send({ cmd: "new" }); };
+  $("game-over-close").onclick = () => {
+    dismissedEnd = `${state.moves.length}:${state.gameOver}`;
+    $("game-over").hidden = true;
+  };
+  setInterval(() => { if (state && state.clock && state.clock.running !== null) showClocks(); }, 100);
   $("analyse").onclick = () => send({ cmd: "analyse", on: !(state && state.engine.analysing) });
   $("takeback").onclick = () => { say(""); send({ cmd: "undo" }); };
   $("first").onclick = () => send({ cmd: "goto", ply: 0 });
