@@ -20,7 +20,7 @@ from tests.protocol.harness import Process
 
 # what a GUI's user sets, and all a normal handshake lists (OwnBook: Connect Four's)
 GUI_OPTIONS = {"UCI_Variant", "Hash", "Threads", "MultiPV", "Ponder", "Move Overhead",
-               "Clear Hash", "UCI_ShowWDL", "UCI_AnalyseMode", "OwnBook"}
+               "Clear Hash", "UCI_ShowWDL", "UCI_AnalyseMode", "OwnBook", "Skill Level"}
 DUCK_SWITCHES = [option.name for option in find_game("duck").dev_options]
 
 
