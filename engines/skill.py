@@ -8,10 +8,11 @@ player would: it sees less, and it chooses less well among what it sees.
   which wins and losses look unknown (Connect Four).
 - *Choosing less well*: the search scores its best `SkillProfile.lines` moves (MultiPV), and the
   level adds to each score a random amount of up to `spread_cp * ((MAX_LEVEL - level) /
-  MAX_LEVEL) ** spread_power` centipawns before taking the highest. A move is therefore chosen over a better one only when
-  it is at most that much worse: weak levels err by small amounts often, never by a mate they
-  see. Moves the search cannot tell apart (Connect Four's unknowns) are ranked by the profile's
-  `prior` (a static preference, such as the centre column), not by the solver's hidden order.
+  MAX_LEVEL) ** spread_power` centipawns before taking the highest. A move is therefore chosen
+  over a better one only when it is at most that much worse: weak levels err by small amounts
+  often, never by a mate they see. Moves the search cannot tell apart (Connect Four's unknowns)
+  are ranked by the profile's `prior` (a static preference, such as the centre column), not by
+  the solver's hidden order.
 
 Invariants: the move played is always one the search scored, or the searcher's own when it
 scored none (stopped at once); a win seen within the horizon is always played, so a level
@@ -39,8 +40,9 @@ class SkillProfile:
 
     `nodes_at_zero`: the node budget of level 0 (None: no budget); it doubles every
     `levels_per_doubling` levels. A search checks its budget only every so many nodes (its
-    kernels' poll interval), so level 0's budget must be at least that. `horizon_at_zero`: the plies a level-0 search sees wins and
-    losses within (None: all it finds), `horizon_per_level` more per level. `lines`: how many
+    kernels' poll interval), so level 0's budget must be at least that. `horizon_at_zero`: the
+    plies a level-0 search sees wins and losses within (None: all it finds), `horizon_per_level`
+    more per level. `lines`: how many
     best moves are compared (0: all legal moves). `spread_cp`: the noise at level 0, which
     shrinks to none at level 20 as the `spread_power` of the levels left.
     `prior(position, move)`: centipawns added to every candidate, the preference among moves the
@@ -94,9 +96,9 @@ class SkilledSearcher:
         self.inner, self.profile, self.level = inner, profile, level
         self.rng = rng or random.Random()
 
-    def limits(self, limits: Limits, legal: int) -> Limits:
+    def limits(self, limits: Limits, position) -> Limits:
         """The user's limits, with the level's node budget and the lines it compares."""
-        lines = self.profile.lines or legal
+        lines = self.profile.lines or len(position.legal_moves())
         budget = self.profile.node_budget(self.level)
         nodes = limits.nodes if budget is None else min(limits.nodes or budget, budget)
         return dataclasses.replace(limits, nodes=nodes, multipv=max(limits.multipv, lines))
@@ -104,7 +106,6 @@ class SkilledSearcher:
     def search(self, position, limits: Limits = Limits(), stop_flag=None,
                on_info: Optional[Callable[[SearchInfo], None]] = None) -> SearchResult:
         wanted = max(1, limits.multipv)
-        legal = len(position.legal_moves())
         lines: dict[int, SearchInfo] = {}
 
         def collect(info: SearchInfo) -> None:
@@ -114,14 +115,15 @@ class SkilledSearcher:
             if on_info is not None and number <= wanted:
                 on_info(info if wanted > 1 else dataclasses.replace(info, multipv=None))
 
-        result = self.inner.search(position, self.limits(limits, legal), stop_flag, collect)
+        result = self.inner.search(position, self.limits(limits, position), stop_flag, collect)
         chosen = self.choose(position, result, list(lines.values()))
         if chosen is None or chosen.pv[0] == result.best_move:
             return result
         if on_info is not None:
             on_info(dataclasses.replace(chosen, multipv=1 if wanted > 1 else None))
         pv = list(chosen.pv)
-        return dataclasses.replace(result, best_move=pv[0], ponder_move=pv[1] if len(pv) > 1 else None,
+        return dataclasses.replace(result, best_move=pv[0],
+                                   ponder_move=pv[1] if len(pv) > 1 else None,
                                    score=chosen.score, pv=pv, depth=chosen.depth)
 
     def choose(self, position, result: SearchResult, lines: list[SearchInfo]

@@ -189,9 +189,7 @@ class BoardSession:
         position = self.shown
         over = position.result(claim_draw=True)
         engine = self.engine
-        board = board_view(position)
-        if self.time_loss is not None:
-            board = board_view(position, playable=False)
+        board = board_view(position, playable=self.time_loss is None)
         if self.cursor > 0:
             board["last"] = last_move_marks(self.positions[self.cursor - 1],
                                             self.moves[self.cursor - 1].text)
@@ -291,10 +289,6 @@ class BoardSession:
             record.time_ms = engine_reply["time_ms"]
             record.score = engine_reply.get("score")
             record.depth = engine_reply.get("depth")
-            if record.score is not None:
-                kind, value = record.score
-                self.evals[self.cursor] = first_player_eval({"kind": kind, "value": value},
-                                                            position.side_to_move)
         del self.moves[self.cursor:], self.positions[self.cursor + 1:]
         del self.evals[self.cursor + 1:]
         self.moves.append(record)

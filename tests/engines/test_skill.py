@@ -79,8 +79,8 @@ def test_the_node_budget_grows_with_the_level_and_never_exceeds_the_users():
     budgets = [profile.node_budget(level) for level in range(20)]
     assert budgets[0] == 40 and budgets[2] == 80 and budgets == sorted(budgets)
     skilled = SkilledSearcher(ScriptedSearcher([]), profile, 10)
-    assert skilled.limits(Limits(), 30).nodes == 1280
-    assert skilled.limits(Limits(nodes=100), 30).nodes == 100
+    assert skilled.limits(Limits(), AnyPosition()).nodes == 1280
+    assert skilled.limits(Limits(nodes=100), AnyPosition()).nodes == 100
     with pytest.raises(ValueError):
         SkilledSearcher(ScriptedSearcher([]), profile, 20)
 
