@@ -5,14 +5,17 @@ True when proven, False when disproven (the attacker at best draws), None when a
 request ended it first. `solve` runs it for the side to move and, when that is disproven, for the
 opponent: win, loss or draw for the side to move. Both searches of a solve share one table
 (entries are keyed by the attacker too); each solve or prove_win starts from an empty table, so
-node counts do not depend on what was searched before.
+node counts do not depend on what was searched before, unless `solve(keep_table=True)` starts
+from what earlier proofs left. `analyse_game` does that for a game's positions, from the last
+one backwards: each proof reuses the later positions' (`mallard prove uttt --game`).
 
 Values are from the side to move: +1 it wins, 0 draw, -1 it loses, None unknown. A finished
 position is answered from its result (0 nodes, proof size 1, empty PV).
 
 Options: `critical` (the critical-board analysis: pruning, wins at once, positions without a
-safe move), `dead_lines` (no global line left for the attacker) and `mobility` (new nodes'
-numbers seeded from their move count) — see `prover_kernels`; all on by default, and
+safe move), `dead_lines` (no global line left for the attacker), `mobility` (new nodes'
+numbers seeded from their move count) and `heuristic` (df-pn+: and scaled by the evaluation)
+— see `prover_kernels`; all on by default, and
 `mallard prove --no-critical` turns off only the first.
 
 After a decided solve the result is read back from the table (this can re-search a little when
@@ -44,7 +47,7 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Optional, Union
+from typing import Callable, Iterator, Optional, TypeVar, Union
 
 import numpy as np
 
@@ -55,6 +58,8 @@ from mallard.engines.uttt import prover_kernels as PK
 from mallard.engines.uttt.board import DRAWN, O_WON, RESULT_NONE, S_RESULT, S_SIDE, X_WON
 from mallard.engines.uttt.rules import MAX_HASH_MB, SIDES, UtttGame, UtttPosition
 from mallard.engines.watchdog import Watchdog
+
+T = TypeVar("T")
 
 VISITED_START_BITS = 20
 VISITED_MAX_BITS = 27
@@ -94,7 +99,7 @@ class Prover(HashTable):
     mask_slot = PK.C_TT_MASK
 
     def __init__(self, hash_mb: int = 64, critical: bool = True, dead_lines: bool = True,
-                 mobility: bool = True, threads: int = 1):
+                 mobility: bool = True, threads: int = 1, heuristic: bool = True):
         self.ctx = np.zeros(PK.CTX_SIZE, dtype=np.int64)
         self.stop = np.zeros(1, dtype=np.int64)
         (self.stack, self.moves, self.keys, self.pns, self.dns,
@@ -107,7 +112,8 @@ class Prover(HashTable):
         self._stop_lock = threading.Lock()  # _halted and stop[0] change together
         self.helper_nodes = 0
         self.ctx[PK.C_FLAGS] = (PK.CRITICAL if critical else 0) | (
-            PK.DEAD_LINES if dead_lines else 0) | (PK.MOBILITY if mobility else 0)
+            PK.DEAD_LINES if dead_lines else 0) | (PK.MOBILITY if mobility else 0) | (
+            PK.HEURISTIC if heuristic else 0)
         self.set_hash(hash_mb)
         self.set_threads(threads)
         self._game = UtttGame()
@@ -227,9 +233,12 @@ class Prover(HashTable):
         return _as_bool(status), self.nodes + self.helper_nodes
 
     def solve(self, position, node_limit: int = 0, time_limit: Optional[float] = None,
-              stop_flag: Optional[np.ndarray] = None, details: bool = True) -> ProofOutcome:
+              stop_flag: Optional[np.ndarray] = None, details: bool = True,
+              keep_table: bool = False) -> ProofOutcome:
         """Win, draw or loss of the side to move (see the module docstring); `details=False`
-        skips the proof size and the PV."""
+        skips the proof size and the PV. `keep_table` starts from what earlier proofs left in
+        the table instead of an empty one (its proven and disproven entries are facts about
+        their positions, whatever root they were found under)."""
         started = time.perf_counter()
         position = self._position(position)
         state = position.state
@@ -238,7 +247,8 @@ class Prover(HashTable):
             value = _finished_value(int(state[S_RESULT]), side)
             return ProofOutcome(value, _text(value, side), 0, 1, time.perf_counter() - started,
                                 [], None)
-        self.clear()
+        if not keep_table:
+            self.clear()
         self._start(node_limit)
         watchdog = self._watchdog(stop_flag, time_limit)
         try:
@@ -376,6 +386,21 @@ class Prover(HashTable):
         return best
 
 
+def analyse_game(prover: Prover, positions: list, time_limit: Optional[float] = None,
+                 stop_flag: Optional[np.ndarray] = None) -> Iterator[tuple[int, ProofOutcome]]:
+    """Solves `positions` (a game's, in order) from the last one backwards on one table, so
+    that each proof starts from what the later ones found; yields (index, outcome) as each is
+    known (values only: no proof sizes or PVs). `time_limit` applies to each position; stops early when `stop_flag` is raised or
+    `prover.request_stop()` is called."""
+    prover.clear()
+    for index in range(len(positions) - 1, -1, -1):
+        outcome = prover.solve(positions[index], time_limit=time_limit, stop_flag=stop_flag,
+                               details=False, keep_table=True)
+        yield index, outcome
+        if prover.user_stopped or (stop_flag is not None and stop_flag[0]):
+            return
+
+
 def _as_bool(status: int) -> Optional[bool]:
     if status == PK.PROVEN:
         return True
@@ -403,21 +428,26 @@ def _text(value: Optional[int], side: int) -> str:
 
 def solve_interruptibly(prover: Prover, position, time_limit: Optional[float] = None
                         ) -> tuple[ProofOutcome, bool]:
-    """`prover.solve` in a worker thread, so that Ctrl-C (which Python only sees between
-    bytecodes of the main thread) stops the search instead of waiting for it:
-    (outcome, interrupted)."""
+    """`prover.solve` under `run_interruptibly`: (outcome, interrupted)."""
+    return run_interruptibly(prover, lambda: prover.solve(position, time_limit=time_limit))
+
+
+def run_interruptibly(prover: Prover, work: Callable[[], T]) -> tuple[T, bool]:
+    """`work()` (which uses `prover`) in a worker thread, so that Ctrl-C (which Python only sees
+    between bytecodes of the main thread) stops the search instead of waiting for it:
+    (what work returned, interrupted)."""
     box: dict = {}
     done = threading.Event()
 
-    def work() -> None:
+    def run() -> None:
         try:
-            box["outcome"] = prover.solve(position, time_limit=time_limit)
+            box["outcome"] = work()
         except BaseException as error:  # handed to the caller's thread
             box["error"] = error
         finally:
             done.set()
 
-    threading.Thread(target=work, daemon=True).start()
+    threading.Thread(target=run, daemon=True).start()
     interrupted = False
     while not done.is_set():
         try:
@@ -444,7 +474,8 @@ def format_outcome(position: UtttPosition, outcome: ProofOutcome) -> str:
     return line + "  pv: " + (" ".join(moves) if moves else "-")
 
 
-__all__ = ["ProofOutcome", "Prover", "format_outcome", "solve_interruptibly"]
+__all__ = ["ProofOutcome", "Prover", "analyse_game", "format_outcome", "run_interruptibly",
+           "solve_interruptibly"]
 
 
 def prove(position: UtttPosition, node_limit: int) -> Optional[GameResult]:

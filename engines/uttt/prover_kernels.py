@@ -48,7 +48,11 @@ Children are evaluated statically when their parent expands, so a child decided 
 (for example one where the side to move is left with only losing moves) settles its parent at
 once. A child that is not decided and not in the table starts from (1, 1), or with the flag
 MOBILITY from its number n of (unpruned) moves: (1, n) when the attacker moves in it, (n, 1)
-when the defender does — a node with few replies is cheap to prove or disprove.
+when the defender does — a node with few replies is cheap to prove or disprove. With the flag
+HEURISTIC (df-pn+), both numbers are then scaled by the evaluation (`evaluation.evaluate`, from
+the attacker's view): a node that looks good for the attacker starts with a smaller proof number
+and a larger disproof number (`initial_numbers`), so the search tries likely proofs first. Only
+the order of the search changes: values stay exact, decided only by proofs.
 
 Counting: ctx[C_NODES] counts expansions (calls of `_mid` that pass the threshold test). The
 search polls the stop array and the node limit every POLL_MASK + 1 nodes and unwinds on either.
@@ -79,6 +83,7 @@ from mallard.engines.uttt.board import (
     S_X,
     STATE_SIZE,
 )
+from mallard.engines.uttt.evaluation import evaluate as evaluate_position
 from mallard.engines.uttt.kernels import (
     closed_boards,
     copy_state,
@@ -100,6 +105,18 @@ UNKNOWN, PROVEN, DISPROVEN = 0, 1, 2
 CRITICAL = 1
 DEAD_LINES = 2
 MOBILITY = 4
+HEURISTIC = 8
+
+# df-pn+ initial numbers (flag HEURISTIC): the evaluation from the attacker's view, in steps of
+# EVAL_STEP, scales a new node's proof number down and its disproof number up (and the reverse),
+# by a factor of 2 every two steps, within EVAL_FACTOR's range; UNIT is the factor of an even
+# position, so that an even node is not cheaper than a lost-looking one by rounding.
+EVAL_STEP = 50
+EVAL_STEPS = 6
+UNIT = 8
+EVAL_FACTOR = np.array([max(1, round(UNIT * 2 ** (k / 2))) for k in range(-EVAL_STEPS,
+                                                                           EVAL_STEPS + 1)],
+                       dtype=np.int64)
 
 # ctx layout
 C_NODES, C_NODE_LIMIT, C_ABORTED, C_FLAGS, C_OUT_PN, C_OUT_DN, C_TT_MASK = range(7)
@@ -108,6 +125,7 @@ C_WALK_FAILED = 8    # the proof walk met a node whose value it could not re-est
 C_THREAD = 9         # this search thread's row of `busy` (0 for the first)
 CTX_SIZE = 16
 POLL_MASK = 4095
+EPSILON_SHIFT = 3  # the 1 + epsilon widening: epsilon = 1 / 2**EPSILON_SHIFT
 
 TT_WORDS = 4         # key (XOR the other three: `tt_read`), pn, dn, work
 BUCKET = 4
@@ -311,12 +329,33 @@ def node_moves(state, moves, flags):
     return generate_moves(state, moves)
 
 
+@njit(cache=True, nogil=True)
+def initial_numbers(child, attacker, mobility, flags, pns, dns, slot):
+    """pns[slot], dns[slot] of a new undecided node (module docstring: MOBILITY, HEURISTIC)."""
+    pn = np.int64(1)
+    dn = np.int64(1)
+    if flags & MOBILITY:
+        if child[S_SIDE] == attacker:
+            dn = mobility
+        else:
+            pn = mobility
+    if flags & HEURISTIC:
+        value = evaluate_position(child)
+        if child[S_SIDE] != attacker:
+            value = -value
+        step = min(EVAL_STEPS, max(-EVAL_STEPS, value // EVAL_STEP))
+        pn *= EVAL_FACTOR[EVAL_STEPS - step]
+        dn *= EVAL_FACTOR[EVAL_STEPS + step]
+    pns[slot] = pn
+    dns[slot] = dn
+
+
 # --- df-pn --------------------------------------------------------------------------------------
 @njit(cache=True, nogil=True)
 def _widened(delta_2):
     if delta_2 >= INF:
         return INF
-    return delta_2 + (delta_2 >> 3) + 1
+    return delta_2 + (delta_2 >> EPSILON_SHIFT) + 1
 
 
 @njit(cache=True, nogil=True)
@@ -384,16 +423,7 @@ def _mid(stack, ply, attacker, th_phi, th_delta, ctx, tt, stop, moves, keys, pns
                 break
         else:
             keys[slot] = tt_key(child, attacker)
-            if flags & MOBILITY:
-                if child[S_SIDE] == attacker:
-                    pns[slot] = 1
-                    dns[slot] = mobility
-                else:
-                    pns[slot] = mobility
-                    dns[slot] = 1
-            else:
-                pns[slot] = 1
-                dns[slot] = 1
+            initial_numbers(child, attacker, mobility, flags, pns, dns, slot)
     if decided or count == 0:
         # a decisive child; or no move at all, which cannot happen here (`static_value` decides
         # a node left without safe moves before it is searched) and would mean a lost node
@@ -541,13 +571,12 @@ def _choose_child(stack, ply, attacker, target, ctx, tt, stop, moves, keys, pns,
     state = stack[ply]
     child = stack[ply + 1]
     base = ply * 81
-    flags = ctx[C_FLAGS]
     best = -1
     best_work = INF
     for index in range(count):
         copy_state(child, state)
         make_move(child, walk_moves[base + index])
-        if static_value(child, attacker, flags) == target:
+        if static_value(child, attacker, ctx[C_FLAGS]) == target:
             return index
         pn, dn, work = tt_read(tt, ctx[C_TT_MASK], tt_key(child, attacker))
         if work != 0:

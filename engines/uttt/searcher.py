@@ -308,6 +308,8 @@ class UtttSearcher(Searcher):
         for helper in self.helpers:
             helper.clear()
         self.proofs.clear()
+        if self._prover is not None:
+            self._prover.clear()
 
     def _prover_hash_mb(self) -> int:
         return max(4, min(256, self.hash_mb // 4))
@@ -446,8 +448,11 @@ class UtttSearcher(Searcher):
             walk_end = min(walk_end, started + WALK_BUDGET_SHARE * budget / 1000)
         if hard_deadline is not None:
             walk_end = min(walk_end, hard_deadline)
+        # the table stays from one proof to the next (a game's positions share their endings),
+        # except under a node limit, whose searches must not depend on what came before
         outcome = self._run_prover(lambda prover, stop: prover.solve(
-            position, node_limit=nodes, time_limit=seconds, stop_flag=stop), stop_flag, walk_end,
+            position, node_limit=nodes, time_limit=seconds, stop_flag=stop,
+            keep_table=not node_limit), stop_flag, walk_end,
             threads=1 if node_limit else 1 + len(self.helpers))
         spent = outcome.nodes + outcome.walk_nodes
         value = outcome.value

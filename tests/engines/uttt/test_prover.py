@@ -383,3 +383,26 @@ def test_prove_command_rejects_a_bad_position(capsys):
     assert captured.out == ""
     lines = captured.err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("mallard:") and "Traceback" not in captured.err
+
+
+# --- initial numbers and a kept table -----------------------------------------------------------
+def test_plain_df_pn_agrees_with_exhaustive_minimax(game, oracle_cases):
+    """Without the evaluation's initial numbers (the default prover has them: the tests
+    above), values stay exact."""
+    cases, _ = oracle_cases
+    prover = Prover(hash_mb=16, heuristic=False)
+    for state, expected in cases[:60]:
+        assert prover.solve(UtttPosition(game, state.copy()), details=False).value == expected
+
+
+def test_a_kept_table_agrees_with_exhaustive_minimax(game, oracle_cases):
+    """One table through every position, proven or not (entries from other roots, shared
+    endings): the values stay the oracle's, the proofs read back from it still end the game."""
+    cases, _ = oracle_cases
+    prover = Prover(hash_mb=1)
+    for index, (state, expected) in enumerate(cases):
+        outcome = prover.solve(UtttPosition(game, state.copy()), keep_table=True,
+                               details=index % 10 == 0)
+        assert outcome.value == expected
+        if index % 10 == 0:
+            _check_pv(game, state, outcome)
