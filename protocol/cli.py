@@ -158,6 +158,14 @@ def _bench_duck_match(args) -> int:
 def _prove(args) -> int:
     from mallard.protocol import tools
 
+    if args.game_moves is not None:
+        limit = grammar.GAME_ANALYSIS_LIMIT if args.limit is None else args.limit
+        return tools.prove_game(args.position, args.game_moves, limit, args.plies, args.hash,
+                                not args.no_critical, args.threads, sys.stdout)
+    if args.position is None:
+        raise ValueError("prove: give a POSITION, or a game with --game MOVES")
+    if args.plies is not None:
+        raise ValueError("prove: --plies needs --game")
     return tools.prove(args.position, args.limit, args.hash, not args.no_critical, args.threads,
                        sys.stdout)
 
@@ -166,6 +174,20 @@ def _bench_uttt(args) -> int:
     from mallard.engines.uttt.bench import bench_uttt
 
     return bench_uttt(args.positions, args.limit, args.seed, args.threads, sys.stdout)
+
+
+def _bench_uttt_reach(args) -> int:
+    from mallard.engines.uttt.reach import GAMES_FILE, bench_reach, load_games
+
+    games = load_games(args.file or GAMES_FILE)
+    if args.games:
+        wanted = [name.strip() for name in args.games.split(",") if name.strip()]
+        games = [game for game in games
+                 if any(game.name == name or game.name.split("/")[0] == name for name in wanted)]
+        if not games:
+            raise ValueError(f"bench uttt-reach: no game is named {args.games!r}")
+    return bench_reach(games, args.limits, args.threads, args.baseline, args.max_plies,
+                       sys.stdout)
 
 
 def _bench_signatures(args) -> int:
@@ -232,7 +254,8 @@ def build_parser() -> argparse.ArgumentParser:
             "bench": _bench_signatures, "bench connect4": _bench_connect4,
             "bench duck-perft": _bench_duck_perft, "bench duck": _bench_duck,
             "bench startup": _bench_startup, "bench duck-match": _bench_duck_match,
-            "bench uttt": _bench_uttt, "bench timing": _bench_timing,
+            "bench uttt": _bench_uttt, "bench uttt-reach": _bench_uttt_reach,
+            "bench timing": _bench_timing,
             "bench threads": _bench_threads, "prove": _prove, "match": _match, "tune": _tune,
             "book build": _book_build, "warmup": _warmup, "board": _board}
     return grammar.build_parser(grammar.Wiring(runs, cluster_address=cluster_address,

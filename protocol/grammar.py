@@ -38,6 +38,8 @@ from mallard.protocol.arguments import (
 )
 from mallard.protocol.board.limits import DEFAULT_MAX_ENGINES
 
+GAME_ANALYSIS_LIMIT = 10.0  # seconds per position of `mallard prove --game` without --limit
+
 DESCRIPTION = ("A game-engine server: a perfect Connect Four solver, Duck Chess and Ultimate "
                "Tic-Tac-Toe behind UCI, UGI, GTP and the solver line protocol, and a match "
                "runner. Without a command it is the engine: the first line it reads chooses "
@@ -209,6 +211,28 @@ def _add_uttt_bench(benchmarks, wiring: Wiring) -> None:
     ut.set_defaults(run=wiring.runs["bench uttt"])
 
 
+def _add_uttt_reach_bench(benchmarks, wiring: Wiring) -> None:
+    """`mallard bench` benchmarks: the UTTT prover's reach on real games."""
+    ur = benchmarks.add_parser(
+        "uttt-reach", help="how far from the end of real UTTT games the prover proves",
+        description="How many plies before the end of real Ultimate Tic-Tac-Toe games the prover "
+        "proves every position, within each time limit, for each number of threads.")
+    ur.add_argument("--limits", type=number_list, default=[1.0, 10.0, 60.0], metavar="S,S,...",
+                    help="time limits per position in seconds (default 1,10,60); one scan at "
+                    "the largest gives every column")
+    ur.add_argument("--threads", type=depth_list, default=[1, 2], metavar="N,N,...",
+                    help="prover threads, one column group each (default 1,2)")
+    ur.add_argument("--baseline", action="store_true",
+                    help="also the plain df-pn prover (without the evaluation's initial numbers)")
+    ur.add_argument("--games", metavar="NAMES",
+                    help="only these games or groups, comma-separated (st=0.1/2,depth=6)")
+    ur.add_argument("--max-plies", type=positive_int, default=40, metavar="N",
+                    help="plies before the end where a scan stops (default 40)")
+    ur.add_argument("--file", metavar="FILE",
+                    help="another games file (one game's moves per line)")
+    ur.set_defaults(run=wiring.runs["bench uttt-reach"])
+
+
 def _add_timing_bench(benchmarks, wiring: Wiring) -> None:
     """`mallard bench` benchmarks: time losses in the match runner."""
     tm = benchmarks.add_parser("timing", help="time losses of mallard against itself in the "
@@ -237,7 +261,7 @@ def _add_threads_bench(benchmarks, wiring: Wiring) -> None:
 
 
 BENCHMARKS = (_add_connect4_bench, _add_duck_perft_bench, _add_duck_bench, _add_startup_bench,
-              _add_duck_match_bench, _add_uttt_bench, _add_timing_bench, _add_threads_bench)
+              _add_duck_match_bench, _add_uttt_bench, _add_uttt_reach_bench, _add_timing_bench, _add_threads_bench)
 
 
 def _add_bench(commands, wiring: Wiring) -> None:
@@ -265,9 +289,18 @@ def _add_prove(commands, wiring: Wiring) -> None:
     prove = commands.add_parser("prove", help="prove a position's value (win/draw/loss)",
                                 description="Prove a position's value (win, draw or loss).")
     prove.add_argument("game", choices=["uttt"], help="the game")
-    prove.add_argument("position", metavar="POSITION", help="the position text (quote it)")
+    prove.add_argument("position", metavar="POSITION", nargs="?",
+                       help="the position text (quote it); with --game, where the game starts "
+                       "(default: the start position)")
+    prove.add_argument("--game", dest="game_moves", metavar="MOVES",
+                       help="analyse a game: its moves (quoted, separated by spaces; move "
+                       "numbers are skipped), each position proven from the last backwards, "
+                       "one line each")
+    prove.add_argument("--plies", type=positive_int, metavar="N",
+                       help="with --game: only the last N plies' positions (default: all)")
     prove.add_argument("--limit", type=positive_seconds, metavar="SECONDS",
-                       help="give up after this many seconds (default: no limit)")
+                       help="give up after this many seconds; with --game, per position "
+                       f"(default: no limit; {GAME_ANALYSIS_LIMIT:g} s per position with --game)")
     prove.add_argument("--no-critical", action="store_true",
                        help="without the critical-board analysis")
     prove.add_argument("--hash", type=positive_int, default=64, metavar="MB",

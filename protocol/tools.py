@@ -47,6 +47,59 @@ def prove(text: str, limit: Optional[float], hash_mb: int, critical: bool, threa
     return 130 if interrupted else 0
 
 
+def prove_game(start: Optional[str], moves_text: str, limit: Optional[float], plies: Optional[int],
+               hash_mb: int, critical: bool, threads: int, out: TextIO) -> int:
+    """Game analysis: the positions of the game `moves_text` (from `start`, None: the start
+    position) proven from the last backwards on one table, one line each, then a summary; only
+    the last `plies` + 1 positions when `plies` is given. 130 when Ctrl-C stopped it."""
+    from mallard.engines.base import MoveError
+    from mallard.engines.uttt.prover import Prover, analyse_game, run_interruptibly
+
+    game = get_game("uttt")
+    position = game.parse_position(start) if start else game.start_position()
+    positions, played = [position], [None]
+    for number, text in enumerate(game_move_texts(moves_text), 1):
+        try:
+            move = positions[-1].parse_move(text)
+        except MoveError as error:
+            raise MoveError(f"move {number}: {error}") from None
+        played.append(positions[-1].format_move(move))
+        positions.append(positions[-1].play(move))
+    first = 0 if plies is None else max(0, len(positions) - 1 - plies)
+    compile_cache.announce_compile("uttt")
+    prover = Prover(hash_mb=hash_mb, critical=critical, threads=threads)
+    last = len(positions) - 1
+    totals = {"seconds": 0.0, "nodes": 0, "proven": 0, "positions": 0}
+
+    def work() -> None:
+        for index, outcome in analyse_game(prover, positions[first:], time_limit=limit):
+            ply = first + index
+            after = f"after {played[ply]}" if played[ply] else "start"
+            print(f"ply {ply:>2} ({last - ply:>2} before the end, {after:<8})  "
+                  f"{outcome.text:<7}  {outcome.seconds:6.2f} s  {outcome.nodes:>12,} nodes",
+                  file=out, flush=True)
+            totals["seconds"] += outcome.seconds
+            totals["nodes"] += outcome.nodes
+            totals["positions"] += 1
+            totals["proven"] += outcome.value is not None
+
+    _, interrupted = run_interruptibly(prover, work)
+    print(f"{totals['proven']} of {totals['positions']} positions proven  "
+          f"{totals['nodes']:,} nodes  {totals['seconds']:.2f} s", file=out)
+    return 130 if interrupted else 0
+
+
+def game_move_texts(moves_text: str) -> list[str]:
+    """The moves of a game's text: separated by spaces or commas; move numbers ("12.") and a
+    result ("1-0", "0-1", "1/2-1/2", "*") are skipped."""
+    texts = []
+    for token in moves_text.replace(",", " ").split():
+        if token in ("1-0", "0-1", "1/2-1/2", "*") or token.rstrip(".").isdigit():
+            continue
+        texts.append(token)
+    return texts
+
+
 def build_book(width: int, height: int, depth: int, output: Optional[str], use_base: bool,
                pool: WorkPool, out: TextIO, err: TextIO) -> int:
     """A Connect Four book of every position up to `depth` stones, solved on `pool`; prints its
