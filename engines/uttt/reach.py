@@ -134,15 +134,16 @@ def bench_reach(games: list[RealGame], limits: list[float], threads: list[int], 
     limits = sorted(limits)
     settings = settings_for(threads, baseline)
     _warm_up(settings)
-    print(f"Reach of the prover on real games (`{GAMES_FILE.name}`): plies before the end "
-          f"from which every position is proven, within {', '.join(f'{lim:g}' for lim in limits)}"
-          f" s per position; positions from an empty {HASH_MB} MB table, at most {max_back} "
-          f"plies back.\n", file=out)
-    print(machine_line(), file=out)
+    out.write(f"Reach of the prover on real games (`{GAMES_FILE.name}`): plies before the end "
+              f"from which every position is proven, within "
+              f"{', '.join(f'{lim:g}' for lim in limits)} s per position; positions from an "
+              f"empty {HASH_MB} MB table, at most {max_back} plies back.\n\n")
+    out.write(machine_line())
     header = ["game", "plies", "result"] + [f"{s.label}, {lim:g} s"
                                             for s in settings for lim in limits]
-    print("| " + " | ".join(header) + " |", file=out)
-    print("|" + "|".join(["---"] + ["---:"] * (len(header) - 1)) + "|", file=out, flush=True)
+    out.write("| " + " | ".join(header) + " |\n")
+    out.write("|" + "|".join(["---"] + ["---:"] * (len(header) - 1)) + "|\n")
+    out.flush()
     disagreed = False
     for game in games:
         scans = [scan_reach(game, setting, limits[-1], max_back) for setting in settings]
@@ -153,7 +154,8 @@ def bench_reach(games: list[RealGame], limits: list[float], threads: list[int], 
         if conflict:
             disagreed = True
             cells[0] += f" (values disagree {conflict} plies before the end)"
-        print("| " + " | ".join(cells) + " |", file=out, flush=True)
+        out.write("| " + " | ".join(cells) + " |\n")
+        out.flush()
     return 1 if disagreed else 0
 
 
