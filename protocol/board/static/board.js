@@ -51,10 +51,14 @@ function connect() {
 function receive(message) {
   if (message.type === "state") {
     const moved = !state || state.fen !== message.fen || state.variant !== message.variant;
+    // a piece the user holds stays held through a state that leaves the board as it was (a
+    // play setting, a clock, the analysis switched)
+    const sameBoard = !moved && state.cursor === message.cursor &&
+      state.moves.length === message.moves.length;
     state = message;
     stateAt = performance.now();
     if (moved) { lines = {}; linesSearch = null; verdict = ""; }
-    selectedFrom = chosenPiece = null;
+    if (!sameBoard) selectedFrom = chosenPiece = null;
     showState();
   } else if (message.type === "error") {
     selectedFrom = chosenPiece = null;
