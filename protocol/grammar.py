@@ -223,7 +223,8 @@ def _add_uttt_reach_bench(benchmarks, wiring: Wiring) -> None:
     ur.add_argument("--threads", type=depth_list, default=[1, 2], metavar="N,N,...",
                     help="prover threads, one column group each (default 1,2)")
     ur.add_argument("--baseline", action="store_true",
-                    help="also the plain df-pn prover (without the evaluation's initial numbers)")
+                    help="also the prover as it was before the reach work (plain df-pn "
+                    "numbers, a solve's two searches one after the other)")
     ur.add_argument("--games", metavar="NAMES",
                     help="only these games or groups, comma-separated (st=0.1/2,depth=6)")
     ur.add_argument("--max-plies", type=positive_int, default=40, metavar="N",

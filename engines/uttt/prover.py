@@ -14,8 +14,9 @@ position is answered from its result (0 nodes, proof size 1, empty PV).
 
 Options: `critical` (the critical-board analysis: pruning, wins at once, positions without a
 safe move), `dead_lines` (no global line left for the attacker), `mobility` (new nodes'
-numbers seeded from their move count) and `heuristic` (df-pn+: and scaled by the evaluation)
-— see `prover_kernels`; all on by default, and
+numbers seeded from their move count), `heuristic` (df-pn+: and scaled by the evaluation) and
+`open_lines` (a new node's disproof number times the attacker's open global lines) — see
+`prover_kernels` — and `at_once` (threads below); all on by default, and
 `mallard prove --no-critical` turns off only the first.
 
 After a decided solve the result is read back from the table (this can re-search a little when
@@ -31,9 +32,12 @@ the table has dropped entries; those nodes are `walk_nodes`, not `nodes`):
   against the loser's most stubborn replies (the most-worked child), to the end of the game; for
   a draw each side plays a move after which the opponent is proven not to win.
 
-Threads: `threads` > 1 runs that many searches of each proof at once on one shared table
-(`prover_kernels`); the first to decide the root stops the others, and the answer is the same.
-`nodes` then counts every thread's nodes; `node_limit` counts the first thread's only.
+Threads: `threads` > 1 runs that many searches at once on one shared table (`prover_kernels`).
+A solve without a node limit (and with `at_once`) runs its two searches at the same time, the
+threads split between them (`_Race`): a proof of either side's win ends the solve, and a thread
+whose search was disproven joins the other. Otherwise every thread works on one search at a
+time, the first to decide its root stopping the others. The answer is the same either way.
+`nodes` counts every thread's nodes; `node_limit` counts the first thread's only.
 
 Limits: `node_limit` (0 = none) bounds the nodes of both searches together, `time_limit` (seconds)
 their wall time; `stop_flag` (a numpy array, non-zero first element) and `request_stop()` stop a
@@ -91,6 +95,64 @@ class _Helper:
         self.error: Optional[BaseException] = None
 
 
+class _Race:
+    """The two searches of a solve run at once (`Prover._solve_at_once`): which thread starts
+    on which attacker, each search's own stop flag and status, and the rule that ends them."""
+
+    def __init__(self, first_attacker: int, threads: int):
+        self.first = first_attacker
+        # thread 0 and every even one on the first attacker, the odd ones on the other
+        self.start = [first_attacker if index % 2 == 0 else 1 - first_attacker
+                      for index in range(threads)]
+        self.stops = {0: np.zeros(1, dtype=np.int64), 1: np.zeros(1, dtype=np.int64)}
+        self.status = {0: PK.UNKNOWN, 1: PK.UNKNOWN}
+        self.over = False
+        self.lock = threading.Lock()
+
+    def next_attacker(self, attacker: int) -> Optional[int]:
+        """The search a thread works on next: its own while undecided, else the other's;
+        None when the solve is over."""
+        with self.lock:
+            if self.over:
+                return None
+            if self.status[attacker] == PK.UNKNOWN:
+                return attacker
+            if self.status[1 - attacker] == PK.UNKNOWN:
+                return 1 - attacker
+            return None
+
+    def record(self, attacker: int, status: int) -> None:
+        """A thread's search of `attacker` returned `status`: a decided search stops its
+        other threads; a proof, or a second disproof, ends the solve."""
+        if status == PK.UNKNOWN:
+            return
+        with self.lock:
+            if self.status[attacker] == PK.UNKNOWN:
+                self.status[attacker] = status
+                self.stops[attacker][0] = 2
+            if status == PK.PROVEN or self.status[1 - attacker] != PK.UNKNOWN:
+                self._end()
+
+    def end(self) -> None:
+        with self.lock:
+            self._end()
+
+    def _end(self) -> None:
+        self.over = True
+        for stop in self.stops.values():
+            stop[0] = max(stop[0], 2)
+
+    def value(self) -> Optional[int]:
+        """+1 the first attacker wins, -1 the other does, 0 neither, None undecided."""
+        if self.status[self.first] == PK.PROVEN:
+            return 1
+        if self.status[1 - self.first] == PK.PROVEN:
+            return -1
+        if self.status[0] == PK.DISPROVEN and self.status[1] == PK.DISPROVEN:
+            return 0
+        return None
+
+
 class Prover(HashTable):
     """df-pn prover; one search at a time, `request_stop` from any thread. Its table is sized
     by `set_hash` (`HashTable`), within UTTT's `Hash` maximum."""
@@ -99,7 +161,8 @@ class Prover(HashTable):
     mask_slot = PK.C_TT_MASK
 
     def __init__(self, hash_mb: int = 64, critical: bool = True, dead_lines: bool = True,
-                 mobility: bool = True, threads: int = 1, heuristic: bool = True):
+                 mobility: bool = True, threads: int = 1, heuristic: bool = True,
+                 open_lines: bool = True, at_once: bool = True):
         self.ctx = np.zeros(PK.CTX_SIZE, dtype=np.int64)
         self.stop = np.zeros(1, dtype=np.int64)
         (self.stack, self.moves, self.keys, self.pns, self.dns,
@@ -111,9 +174,11 @@ class Prover(HashTable):
         self._halted = False  # a stop request or the watchdog: what a finished helper must not undo
         self._stop_lock = threading.Lock()  # _halted and stop[0] change together
         self.helper_nodes = 0
+        self._race: Optional[_Race] = None  # the solve's two searches while they run at once
         self.ctx[PK.C_FLAGS] = (PK.CRITICAL if critical else 0) | (
             PK.DEAD_LINES if dead_lines else 0) | (PK.MOBILITY if mobility else 0) | (
-            PK.HEURISTIC if heuristic else 0)
+            PK.HEURISTIC if heuristic else 0) | (PK.OPEN_LINES if open_lines else 0)
+        self.at_once = at_once
         self.set_hash(hash_mb)
         self.set_threads(threads)
         self._game = UtttGame()
@@ -145,6 +210,10 @@ class Prover(HashTable):
         with self._stop_lock:
             self._halted = True
             self.stop[0] = 1
+            race = self._race
+            if race is not None:
+                for stop in race.stops.values():
+                    stop[0] = 1
 
     @property
     def nodes(self) -> int:
@@ -200,11 +269,67 @@ class Prover(HashTable):
             self.ctx[PK.C_ABORTED] = 0  # stopped only because a helper had decided the root
         return status
 
-    def _kernel(self, buffers, attacker: int) -> int:
-        """One thread's search of the root in `buffers.stack[0]` (the prover's or a helper's)."""
+    def _kernel(self, buffers, attacker: int, stop: Optional[np.ndarray] = None) -> int:
+        """One thread's search of the root in `buffers.stack[0]` (the prover's or a helper's),
+        until it decides the root or `stop` (the prover's own by default) is raised."""
         return int(PK.prove_kernel(buffers.stack, np.int64(attacker), buffers.ctx, self.tt,
-                                   self.stop, buffers.moves, buffers.keys, buffers.pns,
-                                   buffers.dns, self.busy))
+                                   self.stop if stop is None else stop, buffers.moves,
+                                   buffers.keys, buffers.pns, buffers.dns, self.busy))
+
+    def _solve_at_once(self, state: np.ndarray, first_attacker: int) -> Optional[int]:
+        """Both searches of a solve at once, the threads split between them (the first
+        attacker's gets the odd one); a thread whose search is decided joins the other.
+        A proof of either side's win ends both. The value for the first attacker: +1 it wins,
+        -1 the other wins, 0 draw, None stopped."""
+        race = _Race(first_attacker, self.threads)
+        self.busy.fill(0)
+        for helper in self.helpers:
+            helper.ctx[PK.C_NODES] = 0
+            helper.ctx[PK.C_TT_MASK] = self.ctx[PK.C_TT_MASK]
+            helper.error = None
+        with self._stop_lock:
+            self._race = race
+            if self._halted:
+                for stop in race.stops.values():
+                    stop[0] = 1
+        workers = []
+        for index, helper in enumerate(self.helpers, 1):
+            worker = threading.Thread(target=self._race_worker,
+                                      args=(helper, state, race, race.start[index]),
+                                      name=f"mallard-prover-{index}", daemon=True)
+            worker.start()
+            workers.append(worker)
+        try:
+            self._race_worker(self, state, race, race.start[0])
+        finally:
+            race.end()
+            for worker in workers:
+                worker.join()
+            with self._stop_lock:
+                self._race = None
+        for helper in self.helpers:
+            self.helper_nodes += int(helper.ctx[PK.C_NODES])
+            if helper.error is not None:
+                raise helper.error
+        value = race.value()
+        if value is not None:
+            self.ctx[PK.C_ABORTED] = 0
+        return value
+
+    def _race_worker(self, buffers, state: np.ndarray, race: "_Race", attacker: int) -> None:
+        try:
+            while True:
+                attacker = race.next_attacker(attacker)
+                if attacker is None or self._halted:
+                    return
+                buffers.ctx[PK.C_ABORTED] = 0
+                buffers.stack[0] = state
+                race.record(attacker, self._kernel(buffers, attacker, race.stops[attacker]))
+        except BaseException as error:
+            race.end()
+            if buffers is self:
+                raise
+            buffers.error = error  # a helper's: handed to the solving thread
 
     def _help(self, helper: _Helper, attacker: int) -> None:
         try:
@@ -234,11 +359,13 @@ class Prover(HashTable):
 
     def solve(self, position, node_limit: int = 0, time_limit: Optional[float] = None,
               stop_flag: Optional[np.ndarray] = None, details: bool = True,
-              keep_table: bool = False) -> ProofOutcome:
+              keep_table: bool = False, likely_winner: Optional[int] = None) -> ProofOutcome:
         """Win, draw or loss of the side to move (see the module docstring); `details=False`
         skips the proof size and the PV. `keep_table` starts from what earlier proofs left in
         the table instead of an empty one (its proven and disproven entries are facts about
-        their positions, whatever root they were found under)."""
+        their positions, whatever root they were found under). `likely_winner` (0 X, 1 O) is
+        the side whose win is tried first; the side to move's when None. The value is the
+        same either way: only the work differs (a right guess needs one search, not two)."""
         started = time.perf_counter()
         position = self._position(position)
         state = position.state
@@ -253,15 +380,24 @@ class Prover(HashTable):
         watchdog = self._watchdog(stop_flag, time_limit)
         try:
             value = None
-            first = self._search(state, side)
-            if first == PK.PROVEN:
-                value = 1
-            elif first == PK.DISPROVEN:
-                second = self._search(state, 1 - side)
-                if second == PK.PROVEN:
-                    value = -1
-                elif second == PK.DISPROVEN:
-                    value = 0
+            first_attacker = side if likely_winner is None else int(likely_winner)
+            if first_attacker not in (0, 1):
+                raise ValueError(f"likely_winner must be 0 (X), 1 (O) or None, "
+                                 f"not {likely_winner!r}")
+            win = 1 if first_attacker == side else -1
+            if self.helpers and self.at_once and not self.ctx[PK.C_NODE_LIMIT]:
+                found = self._solve_at_once(state, first_attacker)
+                value = None if found is None else found * win
+            else:
+                first = self._search(state, first_attacker)
+                if first == PK.PROVEN:
+                    value = win
+                elif first == PK.DISPROVEN:
+                    second = self._search(state, 1 - first_attacker)
+                    if second == PK.PROVEN:
+                        value = -win
+                    elif second == PK.DISPROVEN:
+                        value = 0
         finally:
             if watchdog is not None:
                 watchdog.finish()
@@ -390,15 +526,29 @@ def analyse_game(prover: Prover, positions: list, time_limit: Optional[float] = 
                  stop_flag: Optional[np.ndarray] = None) -> Iterator[tuple[int, ProofOutcome]]:
     """Solves `positions` (a game's, in order) from the last one backwards on one table, so
     that each proof starts from what the later ones found; yields (index, outcome) as each is
-    known (values only: no proof sizes or PVs). `time_limit` applies to each position; stops early when `stop_flag` is raised or
-    `prover.request_stop()` is called."""
+    known (values only: no proof sizes or PVs). `time_limit` applies to each position; stops
+    early when `stop_flag` is raised or `prover.request_stop()` is called.
+
+    The winner of the position after a move is the likely winner of the position before it
+    (the mover either kept the win or let it pass), so that side's win is tried first: a right
+    guess saves the disproof of the mover's win."""
     prover.clear()
+    likely_winner = None
     for index in range(len(positions) - 1, -1, -1):
         outcome = prover.solve(positions[index], time_limit=time_limit, stop_flag=stop_flag,
-                               details=False, keep_table=True)
+                               details=False, keep_table=True, likely_winner=likely_winner)
         yield index, outcome
+        likely_winner = _winner(outcome, positions[index])
         if prover.user_stopped or (stop_flag is not None and stop_flag[0]):
             return
+
+
+def _winner(outcome: ProofOutcome, position) -> Optional[int]:
+    """The proven winner (0 X, 1 O) of `position`, None for a draw or an unknown value."""
+    if not outcome.value:
+        return None
+    side = int(position.state[S_SIDE])
+    return side if outcome.value > 0 else 1 - side
 
 
 def _as_bool(status: int) -> Optional[bool]:

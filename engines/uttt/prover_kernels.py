@@ -52,7 +52,9 @@ when the defender does — a node with few replies is cheap to prove or disprove
 HEURISTIC (df-pn+), both numbers are then scaled by the evaluation (`evaluation.evaluate`, from
 the attacker's view): a node that looks good for the attacker starts with a smaller proof number
 and a larger disproof number (`initial_numbers`), so the search tries likely proofs first. Only
-the order of the search changes: values stay exact, decided only by proofs.
+the order of the search changes: values stay exact, decided only by proofs. With the flag
+OPEN_LINES the disproof number is then multiplied by the number of global lines the attacker
+can still complete (`open_lines`): a node with many ways left to win is dear to disprove.
 
 Counting: ctx[C_NODES] counts expansions (calls of `_mid` that pass the threshold test). The
 search polls the stop array and the node limit every POLL_MASK + 1 nodes and unwinds on either.
@@ -106,6 +108,7 @@ CRITICAL = 1
 DEAD_LINES = 2
 MOBILITY = 4
 HEURISTIC = 8
+OPEN_LINES = 16
 
 # df-pn+ initial numbers (flag HEURISTIC): the evaluation from the attacker's view, in steps of
 # EVAL_STEP, scales a new node's proof number down and its disproof number up (and the reverse),
@@ -217,18 +220,26 @@ def _busy_elsewhere(busy, thread, key):
 
 # --- static analysis --------------------------------------------------------------------------
 @njit(cache=True, nogil=True)
-def can_still_win(state, player):
-    """False when no global line can still be completed by `player` (sound, not complete)."""
+def open_lines(state, player):
+    """How many global lines `player` may still complete: none of their boards is the
+    opponent's, drawn, or open with an opponent's mark on every local line."""
     opponent = 1 - player
     blocked = state[S_WON_X + opponent] | state[S_DRAWN]
     closed = closed_boards(state)
     for board in range(9):
         if not (closed >> board) & 1 and not LOCAL_LINE_FREE[state[S_X + 9 * opponent + board]]:
             blocked |= 1 << board
+    count = 0
     for index in range(8):
         if GLOBAL_LINES[index] & blocked == 0:
-            return True
-    return False
+            count += 1
+    return count
+
+
+@njit(cache=True, nogil=True)
+def can_still_win(state, player):
+    """False when no global line can still be completed by `player` (sound, not complete)."""
+    return open_lines(state, player) > 0
 
 
 @njit(cache=True, nogil=True)
@@ -346,6 +357,8 @@ def initial_numbers(child, attacker, mobility, flags, pns, dns, slot):
         step = min(EVAL_STEPS, max(-EVAL_STEPS, value // EVAL_STEP))
         pn *= EVAL_FACTOR[EVAL_STEPS - step]
         dn *= EVAL_FACTOR[EVAL_STEPS + step]
+    if flags & OPEN_LINES:
+        dn *= max(1, open_lines(child, attacker))  # 0 only without DEAD_LINES: not a disproof
     pns[slot] = pn
     dns[slot] = dn
 
@@ -677,6 +690,7 @@ def new_buffers():
 
 
 __all__ = ["INF", "UNKNOWN", "PROVEN", "DISPROVEN", "CRITICAL", "DEAD_LINES", "MOBILITY",
+           "HEURISTIC", "OPEN_LINES", "open_lines",
            "evaluate", "static_value", "count_node_moves",
            "can_still_win", "has_safe_move", "generate_safe_moves", "node_moves", "search_at",
            "prove_kernel", "entry_work", "proof_size_kernel",

@@ -73,10 +73,12 @@ def load_games(path: Path = GAMES_FILE) -> list[RealGame]:
 class ProverSetting:
     label: str
     threads: int
-    heuristic: bool = True           # df-pn+ initial numbers (False: the plain df-pn of before)
+    improved: bool = True            # False: the prover before the reach work (plain df-pn
+    #                                  numbers, a solve's two searches one after the other)
 
     def prover(self) -> Prover:
-        return Prover(hash_mb=HASH_MB, threads=self.threads, heuristic=self.heuristic)
+        return Prover(hash_mb=HASH_MB, threads=self.threads, heuristic=self.improved,
+                      open_lines=self.improved, at_once=self.improved)
 
 
 @dataclass
@@ -115,8 +117,8 @@ def settings_for(threads: Iterable[int], baseline: bool) -> list[ProverSetting]:
     settings = [ProverSetting(f"{count} thread{'s' if count > 1 else ''}", count)
                 for count in threads]
     if baseline:
-        settings += [ProverSetting(f"plain df-pn, {count} thread{'s' if count > 1 else ''}",
-                                   count, heuristic=False) for count in threads]
+        settings += [ProverSetting(f"before, {count} thread{'s' if count > 1 else ''}",
+                                   count, improved=False) for count in threads]
     return settings
 
 

@@ -387,10 +387,10 @@ def test_prove_command_rejects_a_bad_position(capsys):
 
 # --- initial numbers and a kept table -----------------------------------------------------------
 def test_plain_df_pn_agrees_with_exhaustive_minimax(game, oracle_cases):
-    """Without the evaluation's initial numbers (the default prover has them: the tests
-    above), values stay exact."""
+    """Without the evaluation's and the open lines' initial numbers (the default prover has
+    them: the tests above), values stay exact."""
     cases, _ = oracle_cases
-    prover = Prover(hash_mb=16, heuristic=False)
+    prover = Prover(hash_mb=16, heuristic=False, open_lines=False)
     for state, expected in cases[:60]:
         assert prover.solve(UtttPosition(game, state.copy()), details=False).value == expected
 
@@ -406,3 +406,65 @@ def test_a_kept_table_agrees_with_exhaustive_minimax(game, oracle_cases):
         assert outcome.value == expected
         if index % 10 == 0:
             _check_pv(game, state, outcome)
+
+
+# --- the order of a solve's two searches, and both at once ---------------------------------------
+def test_the_likely_winner_changes_the_work_not_the_value(game, oracle_cases):
+    """Whichever side's win is tried first, the value is the oracle's; on decided positions a
+    right guess costs fewer nodes than a wrong one (it needs one search, not two)."""
+    cases, _ = oracle_cases
+    prover = Prover(hash_mb=16)
+    right = wrong = 0
+    for state, expected in cases[:80]:
+        position = UtttPosition(game, state.copy())
+        side = int(state[S_SIDE])
+        spent = {}
+        for guess in (0, 1):
+            outcome = prover.solve(position, details=False, likely_winner=guess)
+            assert outcome.value == expected, (position.fen(), guess)
+            spent[guess] = outcome.nodes
+        if expected != 0:
+            winner = side if expected > 0 else 1 - side
+            right += spent[winner]
+            wrong += spent[1 - winner]
+    assert right < wrong
+    with pytest.raises(ValueError):
+        prover.solve(game.start_position(), likely_winner=2)
+
+
+@pytest.mark.parametrize("threads", [2, 3])
+def test_both_searches_at_once_agree_with_one_thread(game, threads):
+    """With threads, a solve runs its two searches at once (threads split between them, a
+    thread whose search is decided joins the other): the values of one thread, on positions
+    of every value (and of the threads on one search at a time), and no thread or mark left
+    behind."""
+    rng = random.Random(41 + threads)
+    one, many = Prover(hash_mb=16), Prover(hash_mb=16, threads=threads)
+    in_turn = Prover(hash_mb=16, threads=threads, at_once=False)
+    values, solved = set(), 0
+    while solved < 8 or (values != {-1, 0, 1} and solved < 40):
+        solved += 1
+        position = UtttPosition(game, random_late_state(rng, 30))
+        expected = one.solve(position, details=False)
+        for guess in (None, 0, 1):
+            outcome = many.solve(position, details=False, likely_winner=guess)
+            assert expected.value is not None and outcome.value == expected.value, position.fen()
+            assert outcome.nodes == many.nodes + many.helper_nodes
+        assert in_turn.solve(position, details=False).value == expected.value
+        values.add(expected.value)
+    assert values == {-1, 0, 1}
+    assert many.helper_nodes > 0 and not many.busy.any()
+    assert not any(thread.name.startswith("mallard-prover") for thread in threading.enumerate())
+
+
+def test_open_lines_counts_the_global_lines_each_side_can_still_complete(game):
+    assert PK.open_lines(game.start_position().state, 0) == 8
+    # O won the centre: the four lines through it are X's no more
+    centre = game.parse_position("X;....O....;XX......./........./........./........./OOO....../"
+                                 "........./........./........./X........")
+    assert (PK.open_lines(centre.state, 0), PK.open_lines(centre.state, 1)) == (4, 8)
+    # board a is open but O has a mark on each of its lines (X can win it no more), and X has
+    # one on each line of board i: three lines lost each
+    blocked = game.parse_position("X;.........;O...OO.O./........./........./........./........./"
+                                  "........./........./........./XX...XX..")
+    assert (PK.open_lines(blocked.state, 0), PK.open_lines(blocked.state, 1)) == (5, 5)

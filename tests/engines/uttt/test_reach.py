@@ -129,7 +129,7 @@ def test_reach_table(games):
     lines = out.getvalue().splitlines()
     assert GAMES_FILE.name in lines[0]
     header = next(line for line in lines if line.startswith("| game"))
-    assert "1 thread, 0.5 s" in header and "plain df-pn, 1 thread, 5 s" in header
+    assert "1 thread, 0.5 s" in header and "before, 1 thread, 5 s" in header
     row = lines[-1].split("|")[1:-1]
     assert row[0].strip() == game.name and row[1].strip() == str(game.plies)
     reaches = [int(cell) for cell in row[3:]]
