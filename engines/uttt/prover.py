@@ -278,7 +278,8 @@ class Prover(HashTable):
 
     def _solve_at_once(self, state: np.ndarray, first_attacker: int) -> Optional[int]:
         """Both searches of a solve at once, the threads split between them (the first
-        attacker's gets the odd one); a thread whose search is decided joins the other.
+        attacker's search gets the extra one of an odd count); a thread whose search is decided
+        joins the other.
         A proof of either side's win ends both. The value for the first attacker: +1 it wins,
         -1 the other wins, 0 draw, None stopped."""
         race = _Race(first_attacker, self.threads)
