@@ -121,6 +121,20 @@ def test_reference_proven_positions(game, provers, text, expected, critical):
     _check_pv(game, position.state, outcome)
 
 
+@pytest.mark.parametrize("text, expected", REFERENCE_PROVEN)
+def test_reference_positions_with_both_searches_at_once(game, text, expected):
+    """Two threads running a solve's searches at once, whichever win is tried first, and the
+    prover as it was before the reach work: the reference page's values."""
+    position = game.parse_position(text)
+    at_once = Prover(hash_mb=16, threads=2)
+    for guess in (None, 0, 1):
+        outcome = at_once.solve(position, likely_winner=guess)
+        assert outcome.text == expected
+        _check_pv(game, position.state, outcome)
+    before = Prover(hash_mb=16, threads=2, heuristic=False, open_lines=False, at_once=False)
+    assert before.solve(position, details=False).text == expected
+
+
 def test_critical_boards_of_the_reference_example(game):
     position = game.parse_position(CRITICAL_EXAMPLE)
     assert position.critical_boards() == (0x0, 0x140)
