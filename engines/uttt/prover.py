@@ -234,23 +234,37 @@ class Prover(HashTable):
             return self._game.parse_position(position)
         return position
 
-    def _search(self, state: np.ndarray, attacker: int) -> int:
-        self.stack[0] = state
-        if not self.helpers:
-            return self._kernel(self, attacker)
+    def _start_helpers(self, work: Callable[[_Helper], None]) -> list[threading.Thread]:
+        """Clears the busy marks and the helpers' counters, then runs `work(helper)` on a
+        thread of its own for each helper."""
         self.busy.fill(0)
         workers = []
         for helper in self.helpers:
-            helper.stack[0] = state
             helper.ctx[PK.C_NODES] = 0
             helper.ctx[PK.C_ABORTED] = 0
             helper.ctx[PK.C_TT_MASK] = self.ctx[PK.C_TT_MASK]
             helper.status, helper.error = PK.UNKNOWN, None
-            worker = threading.Thread(target=self._help, args=(helper, attacker),
+            worker = threading.Thread(target=work, args=(helper,),
                                       name=f"mallard-prover-{int(helper.ctx[PK.C_THREAD])}",
                                       daemon=True)
             worker.start()
             workers.append(worker)
+        return workers
+
+    def _collect_helpers(self) -> None:
+        """After the helpers' threads are joined: their nodes counted, their first error
+        raised here."""
+        for helper in self.helpers:
+            self.helper_nodes += int(helper.ctx[PK.C_NODES])
+        for helper in self.helpers:
+            if helper.error is not None:
+                raise helper.error
+
+    def _search(self, state: np.ndarray, attacker: int) -> int:
+        self.stack[0] = state
+        if not self.helpers:
+            return self._kernel(self, attacker)
+        workers = self._start_helpers(lambda helper: self._help(helper, state, attacker))
         try:
             status = self._kernel(self, attacker)
         finally:
@@ -259,10 +273,8 @@ class Prover(HashTable):
                 worker.join()
             with self._stop_lock:
                 self.stop[0] = 1 if self._halted else 0
+        self._collect_helpers()
         for helper in self.helpers:
-            self.helper_nodes += int(helper.ctx[PK.C_NODES])
-            if helper.error is not None:
-                raise helper.error
             if status == PK.UNKNOWN:
                 status = helper.status
         if status != PK.UNKNOWN:
@@ -283,23 +295,10 @@ class Prover(HashTable):
         A proof of either side's win ends both. The value for the first attacker: +1 it wins,
         -1 the other wins, 0 draw, None stopped."""
         race = _Race(first_attacker, self.threads)
-        self.busy.fill(0)
-        for helper in self.helpers:
-            helper.ctx[PK.C_NODES] = 0
-            helper.ctx[PK.C_TT_MASK] = self.ctx[PK.C_TT_MASK]
-            helper.error = None
         with self._stop_lock:
-            self._race = race
-            if self._halted:
-                for stop in race.stops.values():
-                    stop[0] = 1
-        workers = []
-        for index, helper in enumerate(self.helpers, 1):
-            worker = threading.Thread(target=self._race_worker,
-                                      args=(helper, state, race, race.start[index]),
-                                      name=f"mallard-prover-{index}", daemon=True)
-            worker.start()
-            workers.append(worker)
+            self._race = race  # from here on a stop request reaches the race's searches
+        workers = self._start_helpers(lambda helper: self._race_worker(
+            helper, state, race, race.start[int(helper.ctx[PK.C_THREAD])]))
         try:
             self._race_worker(self, state, race, race.start[0])
         finally:
@@ -308,16 +307,16 @@ class Prover(HashTable):
                 worker.join()
             with self._stop_lock:
                 self._race = None
-        for helper in self.helpers:
-            self.helper_nodes += int(helper.ctx[PK.C_NODES])
-            if helper.error is not None:
-                raise helper.error
+        self._collect_helpers()
         value = race.value()
         if value is not None:
             self.ctx[PK.C_ABORTED] = 0
         return value
 
     def _race_worker(self, buffers, state: np.ndarray, race: "_Race", attacker: int) -> None:
+        """One thread of `_solve_at_once`: searches `attacker`'s win, then the other's while
+        undecided; stops when the race is over or a stop was requested (checked before each
+        search: a request made before the race was registered raised none of its flags)."""
         try:
             while True:
                 attacker = race.next_attacker(attacker)
@@ -332,7 +331,8 @@ class Prover(HashTable):
                 raise
             buffers.error = error  # a helper's: handed to the solving thread
 
-    def _help(self, helper: _Helper, attacker: int) -> None:
+    def _help(self, helper: _Helper, state: np.ndarray, attacker: int) -> None:
+        helper.stack[0] = state
         try:
             helper.status = self._kernel(helper, attacker)
         except BaseException as error:  # handed to the searching thread
@@ -368,6 +368,8 @@ class Prover(HashTable):
         the side whose win is tried first; the side to move's when None. The value is the
         same either way: only the work differs (a right guess needs one search, not two)."""
         started = time.perf_counter()
+        if likely_winner not in (None, 0, 1):
+            raise ValueError(f"likely_winner must be 0 (X), 1 (O) or None, not {likely_winner!r}")
         position = self._position(position)
         state = position.state
         side = int(state[S_SIDE])
@@ -382,9 +384,6 @@ class Prover(HashTable):
         try:
             value = None
             first_attacker = side if likely_winner is None else int(likely_winner)
-            if first_attacker not in (0, 1):
-                raise ValueError(f"likely_winner must be 0 (X), 1 (O) or None, "
-                                 f"not {likely_winner!r}")
             win = 1 if first_attacker == side else -1
             if self.helpers and self.at_once and not self.ctx[PK.C_NODE_LIMIT]:
                 found = self._solve_at_once(state, first_attacker)
@@ -479,7 +478,7 @@ class Prover(HashTable):
                                           np.int64(len(moves))))
 
     def _principal_variation(self, root: np.ndarray, side: int, value: int) -> list:
-        winner = None if value == 0 else (side if value > 0 else 1 - side)
+        winner = _winner_of(value, side)
         flags = int(self.ctx[PK.C_FLAGS])
         state = root.copy()
         buffer = np.zeros(81, dtype=np.int64)
@@ -545,11 +544,15 @@ def analyse_game(prover: Prover, positions: list, time_limit: Optional[float] = 
 
 
 def _winner(outcome: ProofOutcome, position) -> Optional[int]:
-    """The proven winner (0 X, 1 O) of `position`, None for a draw or an unknown value."""
-    if not outcome.value:
+    """The proven winner of `position` (see `_winner_of`)."""
+    return _winner_of(outcome.value, int(position.state[S_SIDE]))
+
+
+def _winner_of(value: Optional[int], side: int) -> Optional[int]:
+    """The winner (0 X, 1 O) of a value from `side`'s view; None for a draw or unknown."""
+    if not value:
         return None
-    side = int(position.state[S_SIDE])
-    return side if outcome.value > 0 else 1 - side
+    return side if value > 0 else 1 - side
 
 
 def _as_bool(status: int) -> Optional[bool]:
@@ -573,8 +576,7 @@ def _text(value: Optional[int], side: int) -> str:
         return "unknown"
     if value == 0:
         return "draw"
-    winner = side if value > 0 else 1 - side
-    return f"{SIDES[winner]} wins"
+    return f"{SIDES[_winner_of(value, side)]} wins"
 
 
 def solve_interruptibly(prover: Prover, position, time_limit: Optional[float] = None
@@ -637,6 +639,5 @@ def prove(position: UtttPosition, node_limit: int) -> Optional[GameResult]:
         return None
     if outcome.value == 0:
         return GameResult(None, Proven.DRAW)
-    winner = position.side_to_move if outcome.value > 0 else 1 - position.side_to_move
-    return GameResult(winner, Proven.WIN)
+    return GameResult(_winner(outcome, position), Proven.WIN)
 
