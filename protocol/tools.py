@@ -54,7 +54,6 @@ def prove_game(start: Optional[str], moves_text: str, limit: Optional[float], pl
     the last `plies` + 1 positions when `plies` is given. 130 when Ctrl-C stopped it."""
     from mallard.engines.base import MoveError
     from mallard.engines.uttt.prover import Prover, analyse_game, run_interruptibly
-    from mallard.engines.uttt.searcher import warm_up_prover
 
     game = get_game("uttt")
     position = game.parse_position(start) if start else game.start_position()
@@ -68,7 +67,6 @@ def prove_game(start: Optional[str], moves_text: str, limit: Optional[float], pl
         positions.append(positions[-1].play(move))
     first = 0 if plies is None else max(0, len(positions) - 1 - plies)
     compile_cache.announce_compile("uttt")
-    warm_up_prover()  # compiled or loaded before the first position's time starts
     prover = Prover(hash_mb=hash_mb, critical=critical, threads=threads)
     last = len(positions) - 1
     totals = {"seconds": 0.0, "nodes": 0, "proven": 0, "positions": 0}

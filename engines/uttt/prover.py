@@ -70,6 +70,8 @@ VISITED_MAX_BITS = 27
 MIN_WALK_BUDGET = 200_000
 WALK_GRACE_SECONDS = 0.2  # the least time a walk gets after a search that used up the limit
 
+_kernels_loaded = False  # this process has loaded (or compiled) the kernels: `load_kernels`
+
 
 @dataclass
 class ProofOutcome:
@@ -229,6 +231,28 @@ class Prover(HashTable):
         self._halted = False
         self.stop[0] = 0
 
+    def load_kernels(self) -> None:
+        """Loads the search and proof-walk kernels from the compile cache (or compiles them)
+        once per process, on a position decided without search. `solve` and `prove_win` call
+        it before their clocks start, and a caller with its own deadline calls it before
+        reading the time: a load inside a short limit (tens of milliseconds) eats it whole."""
+        global _kernels_loaded
+        if _kernels_loaded:
+            return
+        stack, moves, keys, pns, dns, walk_moves = PK.new_buffers()
+        stack[0] = self._game.start_position().state
+        stack[0][S_RESULT] = X_WON  # over: every kernel returns at its first static check
+        ctx = self.ctx.copy()
+        stop = np.zeros(1, dtype=np.int64)
+        attacker, target = np.int64(0), np.int64(PK.PROVEN)
+        PK.prove_kernel(stack, attacker, ctx, self.tt, stop, moves, keys, pns, dns,
+                        np.zeros((1, 1), dtype=np.int64))
+        PK.proof_size_kernel(stack, attacker, target, ctx, self.tt, stop, moves, keys, pns, dns,
+                             walk_moves, np.zeros(16, dtype=np.int64))
+        PK.choose_child_kernel(stack, attacker, target, ctx, self.tt, stop, moves, keys, pns,
+                               dns, walk_moves, self.candidates, np.int64(0))
+        _kernels_loaded = True
+
     def _position(self, position: Union[UtttPosition, str]) -> UtttPosition:
         if isinstance(position, str):
             return self._game.parse_position(position)
@@ -348,6 +372,7 @@ class Prover(HashTable):
         position = self._position(position)
         if attacker not in (0, 1):
             raise ValueError(f"attacker must be 0 (X) or 1 (O), not {attacker!r}")
+        self.load_kernels()
         self.clear()
         self._start(node_limit)
         watchdog = self._watchdog(stop_flag, time_limit)
@@ -367,9 +392,10 @@ class Prover(HashTable):
         their positions, whatever root they were found under). `likely_winner` (0 X, 1 O) is
         the side whose win is tried first; the side to move's when None. The value is the
         same either way: only the work differs (a right guess needs one search, not two)."""
-        started = time.perf_counter()
         if likely_winner not in (None, 0, 1):
             raise ValueError(f"likely_winner must be 0 (X), 1 (O) or None, not {likely_winner!r}")
+        self.load_kernels()
+        started = time.perf_counter()
         position = self._position(position)
         state = position.state
         side = int(state[S_SIDE])

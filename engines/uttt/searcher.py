@@ -441,6 +441,7 @@ class UtttSearcher(Searcher):
             return None, 0
         if stop_flag is not None and stop_flag[0]:
             return None, 0
+        self.prover().load_kernels()  # before the slice's clock starts
         # the prover's time limit bounds its search; reading a proof back (the PV) may take
         # as long again, within the move's budget; the caller's stop flag ends both
         walk_end = time.perf_counter() + 2 * seconds
@@ -499,6 +500,7 @@ class UtttSearcher(Searcher):
             seconds = budget * DRAW_CHECK_SHARE / 1000
         else:
             seconds = PROVER_UNTIMED_SECONDS * DRAW_CHECK_SHARE
+        self.prover().load_kernels()  # before the check's clock starts
         end = time.perf_counter() + seconds
         if hard_deadline is not None:
             end = min(end, hard_deadline)
