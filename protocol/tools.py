@@ -8,6 +8,7 @@ or a Dask cluster, which the command line opens with the match runner's code.
 
 from __future__ import annotations
 
+import re
 from typing import Optional, TextIO
 
 from mallard.engines import compile_cache, get_game
@@ -74,10 +75,8 @@ def prove_game(start: Optional[str], moves_text: str, limit: Optional[float], pl
     def work() -> None:
         for index, outcome in analyse_game(prover, positions[first:], time_limit=limit):
             ply = first + index
-            after = f"after {played[ply]}" if played[ply] else "start"
-            print(f"ply {ply:>2} ({last - ply:>2} before the end, {after:<8})  "
-                  f"{outcome.text:<7}  {outcome.seconds:6.2f} s  {outcome.nodes:>12,} nodes",
-                  file=out, flush=True)
+            print(game_line(ply, last - ply, played[ply], outcome.text, outcome.seconds,
+                            outcome.nodes), file=out, flush=True)
             totals["seconds"] += outcome.seconds
             totals["nodes"] += outcome.nodes
             totals["positions"] += 1
@@ -87,6 +86,29 @@ def prove_game(start: Optional[str], moves_text: str, limit: Optional[float], pl
     print(f"{totals['proven']} of {totals['positions']} positions proven  "
           f"{totals['nodes']:,} nodes  {totals['seconds']:.2f} s", file=out)
     return 130 if interrupted else 0
+
+
+def game_line(ply: int, before_end: int, move: Optional[str], value: str, seconds: float,
+              nodes: int) -> str:
+    """One position's line of a game analysis (`read_game_line` reads it back)."""
+    after = f"after {move}" if move else "start"
+    return (f"ply {ply:>2} ({before_end:>2} before the end, {after:<8})  {value:<7}  "
+            f"{seconds:6.2f} s  {nodes:>12,} nodes")
+
+
+GAME_LINE = re.compile(r"ply +(\d+) \( *(\d+) before the end, (?:start|after (\S+)) *\)  +"
+                       r"(X wins|O wins|draw|unknown) +([\d.]+) s +([\d,]+) nodes")
+
+
+def read_game_line(text: str) -> Optional[dict]:
+    """The fields of a `game_line` (ply, beforeEnd, move, value, seconds, nodes); None for any
+    other line (the summary)."""
+    found = GAME_LINE.fullmatch(text.strip())
+    if found is None:
+        return None
+    ply, before_end, move, value, seconds, nodes = found.groups()
+    return {"ply": int(ply), "beforeEnd": int(before_end), "move": move, "value": value,
+            "seconds": float(seconds), "nodes": int(nodes.replace(",", ""))}
 
 
 def game_move_texts(moves_text: str) -> list[str]:

@@ -11,7 +11,11 @@ Invariants: `positions[i]` is the position after the first i moves from `root`, 
 the engine's last exact score of it (first player's view, None before one); `cursor` is the ply
 shown (0..len(moves)); a move played while looking at an earlier ply cuts the moves after it.
 The engine plays only at the end of the game, at the page's Skill Level; analysis follows the
-ply shown, at full strength. With a time control (`GameClock`) the side to move's clock runs
+ply shown, at full strength. For UTTT the page may also prove the whole game (`GameProof`, a
+process of its own, like an engine it takes one of the server's slots): `proofs[i]` is the
+proven value of `positions[i]` (None before its line came). A proof is stopped by any change of
+the moves and by the analysis (both want the cores); a position's value does not depend on
+the moves that led to it, so the proofs of the positions that stay are kept. With a time control (`GameClock`) the side to move's clock runs
 while the game's end is shown; a flag that falls ends the game (`time_loss`). A page that sends
 nothing for `idle_seconds` loses its engine (and its analysis) until it next needs one.
 """
@@ -37,6 +41,7 @@ from mallard.engines.skill import MAX_LEVEL, MIN_LEVEL
 from mallard.protocol.board.clock import MAX_BASE_MS, MAX_INCREMENT_MS, MIN_BASE_MS, GameClock
 from mallard.protocol.board.engine import EngineLink, Search
 from mallard.protocol.board.limits import DEFAULT_MAX_ENGINES, IDLE_ENGINE_SECONDS
+from mallard.protocol.board.proof import DEFAULT_LIMIT_S, MAX_LIMIT_S, MIN_LIMIT_S, GameProof
 from mallard.protocol.board.view import (
     SIDE_LABELS,
     BoardMove,
@@ -133,6 +138,10 @@ class BoardSession:
         self.analysis_search: Optional[Search] = None
         self._started_thinking = 0.0
         self._last_primary: dict = {}
+        self.game_proof: Optional[GameProof] = None
+        self._proof_holds_slot = False
+        self.proof_limit_s = DEFAULT_LIMIT_S
+        self.proof_error: Optional[str] = None
         self._tasks: set[asyncio.Task] = set()
         self.closed = False
         self._select(variant)
@@ -153,6 +162,8 @@ class BoardSession:
                 positions.append(position.play(position.parse_move(move.text)))
         self.root, self.moves, self.positions = root, list(moves), positions
         self.evals: list[Optional[dict]] = [None] * len(positions)
+        self._stop_proof()
+        self.proofs: list[Optional[dict]] = [None] * len(positions)
         self.cursor = len(moves)
         self.started_at = now_iso()
         self.time_loss = None
@@ -198,6 +209,7 @@ class BoardSession:
             "board": board, "fen": position.fen(), "toMove": position.side_to_move,
             "moves": [{"text": m.text, "san": m.san, "human": m.human} for m in self.moves],
             "cursor": self.cursor, "evals": self.evals,
+            "proofs": self._proofs_view(), "proof": self._proof_view(),
             "result": self.game_over_text() if self.time_loss is not None
             else self._for_people(result_text(over)),
             "over": over is not None or self.time_loss is not None,
@@ -290,10 +302,12 @@ class BoardSession:
             record.score = engine_reply.get("score")
             record.depth = engine_reply.get("depth")
         del self.moves[self.cursor:], self.positions[self.cursor + 1:]
-        del self.evals[self.cursor + 1:]
+        del self.evals[self.cursor + 1:], self.proofs[self.cursor + 1:]
+        self._stop_proof()
         self.moves.append(record)
         self.positions.append(child)
         self.evals.append(None)
+        self.proofs.append(None)
         self.cursor += 1
         self._after_change()
 
@@ -341,6 +355,8 @@ class BoardSession:
                 self.positions[keep].side_to_move == self.engine_side:
             keep -= 1  # back to the player's turn
         del self.moves[keep:], self.positions[keep + 1:], self.evals[keep + 1:]
+        del self.proofs[keep + 1:]
+        self._stop_proof()
         self.cursor = keep
         self._after_change()
 
@@ -424,6 +440,7 @@ class BoardSession:
             raise CommandError('"on" is true or false')
         self.analysing = on
         if on:
+            self._stop_proof()
             await self.ensure_engine()
             self._start_analysis()
         elif self.analysis_search is not None:
@@ -669,7 +686,7 @@ class BoardSession:
 
     def close(self) -> None:
         """End the engine process, also one still starting (a kill: it returns within
-        milliseconds), and free its slot."""
+        milliseconds), and the game's proof; free their slots."""
         self.closed = True
         for timer in (self._idle_timer, self._flag_timer):
             if timer is not None:
@@ -677,6 +694,103 @@ class BoardSession:
         if self._starting is not None:
             self._starting.close()
         self._end_engine()
+        self._stop_proof()
+
+    # --- the proof of a whole UTTT game -----------------------------------------------------
+    def cmd_prove(self, message: dict) -> None:
+        on = message.get("on")
+        if not isinstance(on, bool):
+            raise CommandError('"on" is true or false')
+        if not on:
+            self._stop_proof()
+            self.emit(self.state())
+            return
+        if self.variant != "uttt":
+            raise CommandError("proving a whole game is for Ultimate Tic-Tac-Toe")
+        limit = _whole(message, "limit", self.proof_limit_s, MIN_LIMIT_S, MAX_LIMIT_S,
+                       "the time per position", "s")
+        self._stop_proof()  # its slot back first: a new proof replaces it
+        if not self.slots.take():
+            raise CommandError(f"no process for this proof: the server runs at most "
+                               f"{self.slots.limit} engines and proofs at once (mallard board "
+                               "--max-engines); try again later")
+        if self.analysing:  # both would share the same cores
+            self.analysing, self.analysis_search = False, None
+            if self.engine is not None and self.play_search is None:
+                self.engine.stop()
+        self.proof_limit_s, self.proof_error = limit, None
+        self.proofs = [None] * len(self.positions)
+        try:
+            proof = GameProof(self._root_fen(), self._engine_moves(len(self.moves)), limit,
+                              lambda proof, line: self._from_proof_thread(proof, line, None),
+                              lambda proof, error: self._from_proof_thread(proof, None,
+                                                                           error or ""))
+        except EngineError as error:
+            self.slots.give_back()
+            raise CommandError(f"the proof did not start: {error}") from None
+        self.game_proof, self._proof_holds_slot = proof, True
+        self.emit(self.state())
+
+    def _from_proof_thread(self, proof: GameProof, line: Optional[dict],
+                           ended: Optional[str]) -> None:
+        try:
+            self.loop.call_soon_threadsafe(self._proof_event, proof, line, ended)
+        except RuntimeError:  # the loop has closed: the server is stopping
+            pass
+
+    def _proof_event(self, proof: GameProof, line: Optional[dict], ended: Optional[str]) -> None:
+        if proof is not self.game_proof or self.closed:
+            return  # a proof stopped since: its late lines are for another game
+        if line is not None:
+            ply = line["ply"]
+            if 0 <= ply < len(self.proofs):
+                self.proofs[ply] = {"value": line["value"], "seconds": line["seconds"],
+                                    "nodes": line["nodes"]}
+        else:
+            self.proof_error = ended or None
+            self._stop_proof()
+        self.emit(self.state())
+
+    def _stop_proof(self) -> None:
+        proof, self.game_proof = self.game_proof, None
+        if proof is not None:
+            proof.stop()
+        if self._proof_holds_slot:
+            self._proof_holds_slot = False
+            self.slots.give_back()
+
+    def _proof_view(self) -> dict:
+        return {"running": self.game_proof is not None, "limit": self.proof_limit_s,
+                "done": sum(proof is not None for proof in self.proofs),
+                "total": len(self.positions), "error": self.proof_error}
+
+    def _proofs_view(self) -> list[Optional[dict]]:
+        """`proofs`, each with the mistake of the move that led to its position, if that
+        move changed the proven value against its player."""
+        shown = []
+        for ply, proof in enumerate(self.proofs):
+            before = self.proofs[ply - 1] if ply > 0 else None
+            if proof is not None and before is not None:
+                mover = "XO"[self.positions[ply - 1].side_to_move]
+                mistake = _mistake(mover, before["value"], proof["value"])
+                if mistake:
+                    proof = {**proof, "mistake": mistake}
+            shown.append(proof)
+        return shown
+
+
+def _mistake(mover: str, before: str, after: str) -> Optional[str]:
+    """What a move did wrong, from the proven values before and after it (None: nothing)."""
+    def rank(value: str) -> Optional[int]:  # the mover's outcome, best last
+        if value == "draw":
+            return 1
+        if value.endswith(" wins"):
+            return 2 if value.startswith(mover) else 0
+        return None
+    worse = rank(before), rank(after)
+    if None in worse or worse[1] >= worse[0]:
+        return None
+    return "lets the win go" if worse[0] == 2 else "loses"
 
 
 def _whole(message: dict, key: str, default: Optional[int], low: int, high: int, what: str,

@@ -400,3 +400,36 @@ def test_every_game_fits_a_phone_and_a_wide_screen(browser, server, width, heigh
             page.click("#analyse")
     finally:
         context.close()
+
+
+def test_a_uttt_game_is_proven_move_by_move_and_its_mistake_marked(page, server):
+    from mallard.engines.uttt.reach import load_games
+    from tests.protocol.test_board_proof import spoiled_game
+
+    start, texts, values = spoiled_game(load_games())
+    open_game(page, server, "duck")
+    assert page.locator("#prove-box").is_hidden()  # a whole game is proven only in UTTT
+    open_game(page, server, "uttt")
+    page.fill("#load-text", start.fen())
+    page.click("#load")
+    page.wait_for_function(f"document.querySelector('#fen').value === '{start.fen()}'")
+    position = start
+    for number, text in enumerate(texts, 1):
+        move = position.parse_move(text)
+        page.click(f"rect.uttt-cell[data-move='{move}']")
+        wait_moves(page, number)
+        position = position.play(move)
+    page.select_option("#prove-limit", "3")
+    page.click("#prove")
+    total = len(texts) + 1
+    page.wait_for_selector(f"#proof-status:has-text('{total} of {total} positions proven')")
+    assert page.text_content("#prove") == "Prove the game"
+    marks = page.locator("#moves .proof-mark").evaluate_all(
+        "marks => marks.map(m => [m.dataset.value, m.textContent])")
+    assert [value for value, _ in marks[:-1]] == values[1:-1]
+    assert [text.endswith("??") for _, text in marks] == [True] + [False] * (len(marks) - 1)
+    page.click("#moves .move[data-ply='1']")
+    page.wait_for_selector("#moves .move.current[data-ply='1']")
+    shown = page.text_content("#proof-shown")
+    assert shown.startswith(f"This position: {values[1]}") and "the move before it" in shown
+    shoot(page, "uttt-proof")

@@ -32,19 +32,8 @@ from mallard.protocol.board.view import read_pgn  # noqa: E402
 from mallard.tournaments.pgn import game_pgn  # noqa: E402
 from mallard.tournaments.players import EngineConfig  # noqa: E402
 from mallard.tournaments.records import GameJob, GameRecord, MoveRecord, Opening  # noqa: E402
+from tests.protocol.conftest import ENGINE, ROOT  # noqa: E402
 from tests.protocol.test_cli import run_main  # noqa: E402
-
-ROOT = Path(__file__).resolve().parents[2]
-ENGINE = [sys.executable, "-m", "mallard.protocol.cli", "uci"]
-
-
-@pytest.fixture
-def client(monkeypatch):
-    monkeypatch.setenv("PYTHONPATH", str(ROOT))  # the engine subprocess runs this checkout
-    app = create_app(ENGINE, Guard("testserver"))  # the name TestClient's requests give
-    with TestClient(app) as test_client:
-        test_client.app_sessions = app.state.sessions
-        yield test_client
 
 
 def send(ws, **message):

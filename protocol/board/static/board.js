@@ -100,6 +100,7 @@ function showState() {
   showMoves();
   draw(shownBoard);
   showAnalysis();
+  showProof();
   showClocks();
   showEvaluation();
   showGameOver();
@@ -214,8 +215,44 @@ function showMoves() {
     link.dataset.ply = index + 1;
     link.onclick = () => send({ cmd: "goto", ply: index + 1 });
     item.appendChild(link);
+    const proof = state.proofs[index + 1];
+    if (proof) {  // the proven value after the move, and "??" when the move spoiled its own
+      const mark = document.createElement("span");
+      mark.className = "proof-mark" + (proof.mistake ? " mistake" : "");
+      mark.dataset.value = proof.value;
+      mark.textContent = PROOF_MARKS[proof.value] + (proof.mistake ? "??" : "");
+      mark.title = `after it: ${proof.value}` + (proof.mistake ? ` (the move ${proof.mistake})` : "");
+      item.appendChild(mark);
+    }
     list.appendChild(item);
   });
+}
+
+// --- the proof of a whole UTTT game --------------------------------------------------------
+const PROOF_MARKS = { "X wins": "X", "O wins": "O", "draw": "=", "unknown": "?" };
+
+function proofText(proof) {
+  return `${proof.value} (${proof.seconds.toFixed(2)} s, ${proof.nodes.toLocaleString("en")} nodes)`;
+}
+
+function showProof() {
+  const proof = state.proof;
+  $("prove-box").hidden = state.variant !== "uttt";
+  $("prove").textContent = proof.running ? "Stop proving" : "Prove the game";
+  let status = "";
+  if (proof.running) {
+    status = `Proving from the end backwards: ${proof.done} of ${proof.total} positions, ` +
+      `at most ${proof.limit} s each`;
+  } else if (proof.error) {
+    status = proof.error;
+  } else if (proof.done) {
+    const proven = state.proofs.filter((p) => p && p.value !== "unknown").length;
+    status = `${proven} of ${proof.total} positions proven`;
+  }
+  $("proof-status").textContent = status;
+  const shown = state.proofs[state.cursor];
+  $("proof-shown").textContent = shown ? `This position: ${proofText(shown)}` +
+    (shown.mistake ? `; the move before it ${shown.mistake}` : "") : "";
 }
 
 // --- analysis --------------------------------------------------------------------------------
@@ -589,6 +626,11 @@ function wire() {
   };
   setInterval(() => { if (state && state.clock && state.clock.running !== null) showClocks(); }, 100);
   $("analyse").onclick = () => send({ cmd: "analyse", on: !(state && state.engine.analysing) });
+  $("prove").onclick = () => {
+    say("");
+    if (state && state.proof.running) send({ cmd: "prove", on: false });
+    else send({ cmd: "prove", on: true, limit: Number($("prove-limit").value) });
+  };
   $("takeback").onclick = () => { say(""); send({ cmd: "undo" }); };
   $("first").onclick = () => send({ cmd: "goto", ply: 0 });
   $("back").onclick = () => state && state.cursor > 0 && send({ cmd: "goto", ply: state.cursor - 1 });
