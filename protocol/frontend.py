@@ -2,8 +2,8 @@
 command handlers, and closing.
 
 A front-end turns one input line at a time into calls on its session and prints the answers
-through `out`; `mallard.protocol.server` relies on `handle`, `report_internal_error`, `close` and
-`session`, nothing else. Handlers are the methods named `cmd_<name>`; `handlers` maps each
+through `out`; `mallard.protocol.server` relies on `handle`, `report_internal_error`, `report_overlong_line`,
+`close` and `session`, nothing else. Handlers are the methods named `cmd_<name>`; `handlers` maps each
 `<name>` to its bound method, built once per front-end. `input` may be None (a front-end driven
 by hand rather than by a server); then a move's time runs from when its command is handled.
 """
@@ -12,10 +12,12 @@ from __future__ import annotations
 
 from typing import Callable, Optional
 
+from mallard.engines.processes import MAX_LINE_BYTES
 from mallard.protocol.io import Input, Output
 from mallard.protocol.session import Session
 
 HANDLER_PREFIX = "cmd_"
+OVERLONG_MESSAGE = f"a line longer than {MAX_LINE_BYTES >> 20} MB was ignored"
 
 
 class FrontEnd:
@@ -33,6 +35,10 @@ class FrontEnd:
 
     def report_internal_error(self, line: str) -> None:
         """Answer a line whose handler raised (a bug), in the protocol's own error form."""
+        raise NotImplementedError
+
+    def report_overlong_line(self) -> None:
+        """Answer a line over `MAX_LINE_BYTES`, dropped unread, in the protocol's error form."""
         raise NotImplementedError
 
     def close(self) -> None:

@@ -37,7 +37,7 @@ from mallard.engines.base import (
     is_number,
 )
 from mallard.protocol import ENGINE_NAME, VERSION
-from mallard.protocol.frontend import FrontEnd
+from mallard.protocol.frontend import OVERLONG_MESSAGE, FrontEnd
 from mallard.protocol.io import Input, Output
 from mallard.protocol.session import Session
 
@@ -64,6 +64,9 @@ class GtpFrontEnd(FrontEnd):
     # --- plumbing -----------------------------------------------------------------------------
     def report_internal_error(self, line: str) -> None:
         self.out.write("? internal error (state kept)\n\n")
+
+    def report_overlong_line(self) -> None:
+        self.out.write(f"? {OVERLONG_MESSAGE}\n\n")
 
     def handle(self, line: str) -> bool:
         line = CONTROL.sub("", line.replace("\t", " ")).split("#", 1)[0].strip()

@@ -5,7 +5,9 @@ them one at a time. The error lines the front-ends print are clipped to
 Threads: `Input` reads stdin on a daemon thread into a queue (None after the last line); the
 moment it reads `quit` (also GTP's `<id> quit`) or the end of input it calls the `on_finish`
 callbacks, before the main thread, which may be busy, gets to that line. Invalid UTF-8 becomes
-U+FFFD instead of ending input. `Output` is shared by the main thread and search threads: a lock
+U+FFFD instead of ending input; a line over `MAX_LINE_BYTES` is read and dropped a piece at a
+time and comes as one `OVERLONG_LINE` (a client that never ends its line costs one line's
+memory). `Output` is shared by the main thread and search threads: a lock
 keeps each write whole, every write is flushed, and nothing raises: a closed pipe sets `closed`
 and later writes are dropped (the server then ends quietly). Log lines go to stderr only after
 the client's `debug on`.
@@ -16,9 +18,10 @@ from __future__ import annotations
 import queue
 import threading
 import time
-from typing import Optional, TextIO
+from typing import Optional, TextIO, Union
 
 from mallard.engines.base import is_number
+from mallard.engines.processes import OVERLONG_LINE, input_lines
 
 
 class Output:
@@ -70,13 +73,12 @@ class Input:
         self._thread.start()
 
     def _read(self, stream: TextIO) -> None:
-        # bytes when possible: a client's invalid UTF-8 becomes U+FFFD instead of ending input
-        source = getattr(stream, "buffer", stream)
         try:
-            for raw in source:
-                if isinstance(raw, bytes):
-                    raw = raw.decode("utf-8", "replace")
-                line = raw.replace("\r", "").rstrip("\n")
+            for text in input_lines(stream):
+                if text is OVERLONG_LINE:
+                    self.lines.put((time.perf_counter(), OVERLONG_LINE))
+                    continue
+                line = text.replace("\r", "")
                 words = line.split()
                 if words[:1] == ["quit"] or (len(words) == 2 and is_number(words[0])
                                              and words[1] == "quit"):
@@ -105,8 +107,8 @@ class Input:
         for callback in callbacks:
             callback()
 
-    def next(self) -> Optional[str]:
-        """The next line (None at the end); `arrived` says when it was read, since a move's
+    def next(self) -> Union[str, None, object]:
+        """The next line (None at the end, `OVERLONG_LINE` for a line too long); `arrived` says when it was read, since a move's
         time runs from the arrival of its `go`, not from when the main thread got to it."""
         self.arrived, line = self.lines.get()
         return line

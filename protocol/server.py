@@ -22,6 +22,7 @@ import traceback
 from typing import Optional, TextIO
 
 from mallard.engines import DEFAULT_GAMES
+from mallard.engines.processes import OVERLONG_LINE
 from mallard.protocol.gtp import GtpFrontEnd
 from mallard.protocol.io import Input, Output
 from mallard.protocol.session import Session
@@ -60,6 +61,10 @@ def serve(stdin: TextIO = None, stdout: TextIO = None, stderr: TextIO = None,
             line = input_.next()
             if line is None or output.closed.is_set():
                 break
+            if line is OVERLONG_LINE:
+                if front is not None:
+                    front.report_overlong_line()
+                continue
             if front is None:
                 chosen = protocol or detect(line)
                 if chosen is None:

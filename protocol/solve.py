@@ -10,14 +10,14 @@ and dropped a piece at a time) and the run goes on.
 from __future__ import annotations
 
 import time
-from typing import Iterator, TextIO
+from typing import TextIO
 
 from mallard.engines import compile_cache
 from mallard.engines.base import MoveError, clip
 from mallard.engines.connect4.book import default_book
 from mallard.engines.connect4.rules import Connect4Game
 from mallard.engines.connect4.solver import Solver
-from mallard.engines.processes import MAX_LINE_BYTES, OVERLONG_LINE, read_lines
+from mallard.engines.processes import MAX_LINE_BYTES, OVERLONG_LINE, input_lines
 
 
 def run(stdin: TextIO, stdout: TextIO, stderr: TextIO, *, weak: bool = False,
@@ -27,7 +27,7 @@ def run(stdin: TextIO, stdout: TextIO, stderr: TextIO, *, weak: bool = False,
     compile_cache.announce_compile("cfour")
     solver = Solver(width, height, hash_mb=hash_mb, threads=threads,
                     book=default_book(width, height) if book else None)
-    for number, raw in enumerate(_lines(stdin), 1):
+    for number, raw in enumerate(input_lines(stdin), 1):
         if raw is OVERLONG_LINE:
             stderr.write(f"Line {number}: Invalid line (longer than {MAX_LINE_BYTES} bytes)\n")
             stderr.flush()
@@ -55,8 +55,3 @@ def run(stdin: TextIO, stdout: TextIO, stderr: TextIO, *, weak: bool = False,
     return 0
 
 
-def _lines(stdin: TextIO) -> Iterator:
-    """The input's lines, bounded as every pipe we read is (a text stream without a byte
-    buffer, as tests pass, is read as it is)."""
-    buffer = getattr(stdin, "buffer", None)
-    return read_lines(buffer) if buffer is not None else stdin

@@ -27,7 +27,7 @@ from mallard.engines.base import (
     clip,
 )
 from mallard.protocol import ENGINE_AUTHOR, ENGINE_NAME, VERSION
-from mallard.protocol.frontend import FrontEnd
+from mallard.protocol.frontend import OVERLONG_MESSAGE, FrontEnd
 from mallard.protocol.io import Input, Output
 from mallard.protocol.session import Session
 from mallard.protocol.signature import run_signature
@@ -111,6 +111,9 @@ class UciFrontEnd(FrontEnd):
 
     def report_internal_error(self, line: str) -> None:
         self.error(f"internal error while handling '{line.strip()[:80]}' (state kept)")
+
+    def report_overlong_line(self) -> None:
+        self.error(OVERLONG_MESSAGE)
 
     def _wait_ready(self) -> bool:
         """Wait for the compiled code (commands are handled in order, as they came)."""

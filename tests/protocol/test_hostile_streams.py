@@ -37,6 +37,8 @@ import pytest
 from hypothesis import HealthCheck, event, given, note, settings
 from hypothesis import strategies as st
 
+from mallard.engines.processes import MAX_LINE_BYTES
+from mallard.protocol.frontend import OVERLONG_MESSAGE
 from mallard.protocol.gtp import GtpFrontEnd
 from mallard.protocol.uci import UciFrontEnd
 from tests import oracles  # noqa: F401  (loads the cfour variant into pyffish)
@@ -1101,6 +1103,34 @@ def test_non_utf8_bytes_with_the_default_decoder_are_ignored():
     process.close_stdin()
     code, stderr = process.wait(20)
     assert code == 0 and stderr == ""
+
+
+@pytest.mark.parametrize("protocol, answer", [("uci", "info string error: "),
+                                               ("gtp", "? ")])
+def test_a_line_over_the_limit_is_dropped_in_pieces_with_one_error(protocol, answer):
+    """A client that sends 3 MB without a line end: one error line, and the engine answers
+    the next command (the line is read and dropped a piece at a time, never held whole)."""
+    process = Process(protocol)
+    try:
+        ready = "isready" if protocol == "uci" else "1 name"
+        expected = "readyok" if protocol == "uci" else "=1 Mallard"
+        process.send(ready)
+        process.until(expected, 60)
+        stream = process.process.stdin.buffer
+        for _ in range(3):
+            stream.write(b"x" * (MAX_LINE_BYTES - 1000))
+            stream.flush()
+        stream.write(b"\n")
+        process.send(ready)
+        lines = process.until(expected, 60)
+        errors = [line for line in lines if line.startswith(answer)]
+        assert errors == [f"{answer}{OVERLONG_MESSAGE}"], lines
+        process.close_stdin()
+        code, stderr = process.wait(20)
+        assert code == 0 and "Traceback" not in stderr
+    finally:
+        process.process.kill()
+        process.process.wait(10)
 
 
 HANDSHAKE_DURING_SEARCH = """
