@@ -17,12 +17,15 @@ anywhere prints HELP to stdout with status 0; the status is 1 when the match sto
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 import math
 import os
 import shlex
+import signal
 import sys
+import threading
 from typing import Callable, Optional, TextIO
 
 from mallard.engines import DEFAULT_GAMES, GAMES, find_game, get_game
@@ -606,7 +609,8 @@ def main(argv: list[str], out: Optional[TextIO] = None) -> int:
         except ImportError:
             progress = None
     try:
-        match.run()
+        with _sigterm_as_interrupt():
+            match.run()
     except ClusterError as error:  # before OSError, which it is: the match ran and stopped
         if progress is not None:
             progress.close()
@@ -619,13 +623,14 @@ def main(argv: list[str], out: Optional[TextIO] = None) -> int:
             progress.close()
         print(f"mallard match: {clip(error, MESSAGE_LIMIT)}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as interrupt:
         if progress is not None:
             progress.close()
-        print("mallard match: interrupted; finished games are kept"
+        print("mallard match: " + ("terminated" if isinstance(interrupt, Terminated)
+                                   else "interrupted") + "; finished games are kept"
               + (f" in '{match.db}' (run the same command to resume)" if match.db else ""),
               file=sys.stderr)
-        return 130
+        return EXIT_TERMINATED if isinstance(interrupt, Terminated) else EXIT_INTERRUPTED
     if extras["json"]:
         text = match.summary_json()
         if extras["json"] == "-":
@@ -635,6 +640,33 @@ def main(argv: list[str], out: Optional[TextIO] = None) -> int:
                 handle.write(text + "\n")
     failed = match.stop_reason is not None and not match.stop_reason.startswith("SPRT")
     return 1 if failed else 0
+
+
+EXIT_INTERRUPTED = 128 + signal.SIGINT
+EXIT_TERMINATED = 128 + signal.SIGTERM
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM arrived: the match ends as at Ctrl-C (its engines killed, its games kept)."""
+
+
+@contextlib.contextmanager
+def _sigterm_as_interrupt():
+    """While the match runs, SIGTERM (a service manager, `kill`, a cluster's job) raises
+    `Terminated` in the main thread, so the running games' engines are killed and the
+    finished games kept, as at Ctrl-C, instead of the process ending where it stands."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def terminate(signum, frame):
+        raise Terminated()
+
+    previous = signal.signal(signal.SIGTERM, terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _quiet_dask() -> None:

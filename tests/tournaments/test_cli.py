@@ -4,7 +4,9 @@ and a SIGKILL in the middle of a match followed by a resume from the same databa
 from __future__ import annotations
 
 import json
+import os
 import re
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -205,3 +207,49 @@ def test_an_engine_that_never_ends_its_line_forfeits_and_the_runner_stays_small(
     assert len(finished) == 2 and all("protocol error: a line longer than 1 MB" in line
                                       for line in finished), finished
     assert peak_mb < 300, f"peak {peak_mb:.0f} MB"
+
+
+def _processes_with(marker: str, besides: int) -> list[int]:
+    """The pids of the processes whose command line holds `marker`, but `besides`."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == besides:
+            continue
+        try:
+            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if marker in command:
+            found.append(int(entry.name))
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="lists processes through /proc")
+def test_sigterm_ends_the_match_as_ctrl_c_does_engines_included(tmp_path):
+    """A hung engine sleeps through the end of its input: SIGTERM to the runner left it running
+    (and the runner said nothing); now the runner kills it, keeps the games and says so."""
+    marker = f"--seed {os.getpid()}{time.monotonic_ns() % 1000}"
+    hung = " ".join([sys.executable, SCRIPT, "--behaviour", "hang", "--at", "1", marker])
+    db = tmp_path / "match.sqlite"
+    runner = subprocess.Popen(
+        ENGINE_COMMAND + ["match", "-variant", "duck", "-engine", f"cmd={hung}", "name=hung",
+                          "st=600", *engine_args("other"), "-games", "2", "-db", str(db),
+                          "-progress", "off"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while len(_processes_with(marker, runner.pid)) < 1 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    engines = _processes_with(marker, runner.pid)
+    assert engines, "the hung engine did not start"
+    time.sleep(2)  # its first `go` has come: it sleeps
+    runner.send_signal(signal.SIGTERM)
+    out, err = runner.communicate(timeout=60)
+    assert runner.returncode == 128 + signal.SIGTERM, err
+    assert err.strip().splitlines() == [
+        f"mallard match: terminated; finished games are kept in '{db}' (run the same command "
+        "to resume)"]
+    assert "Traceback" not in out + err
+    deadline = time.monotonic() + 15
+    while _processes_with(marker, runner.pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _processes_with(marker, runner.pid), "the runner ended but its hung engine lives on"
