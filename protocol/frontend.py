@@ -2,10 +2,11 @@
 command handlers, and closing.
 
 A front-end turns one input line at a time into calls on its session and prints the answers
-through `out`; `mallard.protocol.server` relies on `handle`, `report_internal_error`, `report_overlong_line`,
-`close` and `session`, nothing else. Handlers are the methods named `cmd_<name>`; `handlers` maps each
-`<name>` to its bound method, built once per front-end. `input` may be None (a front-end driven
-by hand rather than by a server); then a move's time runs from when its command is handled.
+through `out`; `mallard.protocol.server` relies on `handle`, `report_internal_error`,
+`report_overlong_line`, `close` and `session`, nothing else. Handlers are the methods named
+`cmd_<name>`; `handlers` maps each `<name>` to its bound method, built once per front-end.
+`input` may be None (a front-end driven by hand rather than by a server); then a move's time
+runs from when its command is handled.
 """
 
 from __future__ import annotations

@@ -108,7 +108,8 @@ class Input:
             callback()
 
     def next(self) -> Union[str, None, object]:
-        """The next line (None at the end, `OVERLONG_LINE` for a line too long); `arrived` says when it was read, since a move's
-        time runs from the arrival of its `go`, not from when the main thread got to it."""
+        """The next line (None at the end, `OVERLONG_LINE` for one too long); `arrived` says
+        when it was read, since a move's time runs from the arrival of its `go`, not from when
+        the main thread got to it."""
         self.arrived, line = self.lines.get()
         return line

@@ -660,13 +660,18 @@ def _sigterm_as_interrupt():
         return
 
     def terminate(signum, frame):
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # once: a second must not cut the cleanup
         raise Terminated()
 
-    previous = signal.signal(signal.SIGTERM, terminate)
+    previous = signal.getsignal(signal.SIGTERM)
+    if previous is signal.SIG_IGN:  # whoever started us chose to ignore it
+        yield
+        return
+    signal.signal(signal.SIGTERM, terminate)
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        signal.signal(signal.SIGTERM, previous if previous is not None else signal.SIG_DFL)
 
 
 def _quiet_dask() -> None:

@@ -15,6 +15,7 @@ so the clock charges an engine for its own thinking, not for the runner's schedu
 
 from __future__ import annotations
 
+import contextlib
 import os
 import queue
 import shlex
@@ -116,6 +117,7 @@ class EngineProcess:
             raise EngineDisconnected(f"cannot start '{config.command_text}': {error}") from None
         self.lines: queue.Queue = queue.Queue(QUEUED_LINES)
         self.ended = False
+        self._killed = False
         threading.Thread(target=self._read, daemon=True,
                          name=f"engine-{config.name}-reader").start()
 
@@ -190,7 +192,12 @@ class EngineProcess:
         return not self.ended and self.process.poll() is None
 
     def kill(self) -> None:
-        """Kill the engine and everything it started (it runs in its own process group)."""
+        """Kill the engine and everything it started (it runs in its own process group), once:
+        later calls do nothing, since the group's number may by then be another's. A thread
+        waiting for a line is told that the engine has gone."""
+        if self._killed:
+            return
+        self._killed = True
         try:
             os.killpg(self.process.pid, signal.SIGKILL)  # also helpers the leader left behind
         except (OSError, AttributeError):
@@ -201,6 +208,13 @@ class EngineProcess:
         except subprocess.TimeoutExpired:
             pass
         self.ended = True
+        while True:  # the reader queues no end once `ended` is set: queue it here
+            try:
+                self.lines.put_nowait((time.monotonic_ns(), None))
+                break
+            except queue.Full:
+                with contextlib.suppress(queue.Empty):
+                    self.lines.get_nowait()
         # stdout stays open: closing it would wait for the reader thread's blocked read, which
         # only ends when every process holding the pipe has gone. The reader ends at EOF.
         try:

@@ -42,7 +42,11 @@ class GameProof:
         self.on_line, self.on_end = on_line, on_end
         self._stopped = False
         self.process = EngineProcess(EngineConfig("prover", command))  # EngineError: no start
-        threading.Thread(target=self._read, name="board-game-proof", daemon=True).start()
+        try:
+            threading.Thread(target=self._read, name="board-game-proof", daemon=True).start()
+        except BaseException:
+            self.process.kill()
+            raise
 
     def _read(self) -> None:
         seen = 0

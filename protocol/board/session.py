@@ -11,18 +11,21 @@ Invariants: `positions[i]` is the position after the first i moves from `root`, 
 the engine's last exact score of it (first player's view, None before one); `cursor` is the ply
 shown (0..len(moves)); a move played while looking at an earlier ply cuts the moves after it.
 The engine plays only at the end of the game, at the page's Skill Level; analysis follows the
-ply shown, at full strength. For UTTT the page may also prove the whole game (`GameProof`, a
-process of its own, like an engine it takes one of the server's slots): `proofs[i]` is the
-proven value of `positions[i]` (None before its line came). A proof is stopped by any change of
-the moves and by the analysis (both want the cores); a position's value does not depend on
-the moves that led to it, so the proofs of the positions that stay are kept. With a time control (`GameClock`) the side to move's clock runs
+ply shown, at full strength. With a time control (`GameClock`) the side to move's clock runs
 while the game's end is shown; a flag that falls ends the game (`time_loss`). A page that sends
 nothing for `idle_seconds` loses its engine (and its analysis) until it next needs one.
+
+For UTTT the page may also prove the whole game (`GameProof`: a process of its own, which like
+an engine takes one of the server's slots): `proofs[i]` is the proven value of `positions[i]`
+(None before its line came). Any change of the moves stops a proof, and so does the analysis
+(both want the cores); a position's value does not depend on the moves that led to it, so the
+proofs of the positions that stay are kept.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import time
 from typing import Any, Callable, Optional
@@ -95,8 +98,9 @@ def first_player_eval(score: Optional[dict], side_to_move: int) -> Optional[dict
 
 
 class EngineSlots:
-    """How many engine processes the server may run at once (`--max-engines`): a page takes a
-    slot when its engine starts and gives it back when the engine ends."""
+    """How many engine and proof processes the server may run at once (`--max-engines`): a
+    page takes a slot when its engine or its game's proof starts, and gives it back when that
+    process ends."""
 
     def __init__(self, limit: int = DEFAULT_MAX_ENGINES):
         self.limit = limit
@@ -712,23 +716,26 @@ class BoardSession:
         self._stop_proof()  # its slot back first: a new proof replaces it
         if not self.slots.take():
             raise CommandError(f"no process for this proof: the server runs at most "
-                               f"{self.slots.limit} engines and proofs at once (mallard board "
-                               "--max-engines); try again later")
-        if self.analysing:  # both would share the same cores
-            self.analysing, self.analysis_search = False, None
-            if self.engine is not None and self.play_search is None:
-                self.engine.stop()
-        self.proof_limit_s, self.proof_error = limit, None
-        self.proofs = [None] * len(self.positions)
+                               f"{self.slots.limit} processes for engines and proofs "
+                               "(mallard board --max-engines); try again later")
         try:
             proof = GameProof(self._root_fen(), self._engine_moves(len(self.moves)), limit,
                               lambda proof, line: self._from_proof_thread(proof, line, None),
                               lambda proof, error: self._from_proof_thread(proof, None,
                                                                            error or ""))
-        except EngineError as error:
+        except BaseException as error:
             self.slots.give_back()
-            raise CommandError(f"the proof did not start: {error}") from None
+            if isinstance(error, EngineError):
+                raise CommandError(f"the proof did not start: {error}") from None
+            raise
         self.game_proof, self._proof_holds_slot = proof, True
+        self.proof_limit_s, self.proof_error = limit, None
+        self.proofs = [None] * len(self.positions)
+        if self.analysing:  # both would share the same cores
+            self.analysing, self.analysis_search = False, None
+            if self.play_search is None and self.engine is not None and self.engine.alive:
+                with contextlib.suppress(EngineError):  # it just died: its event says so
+                    self.engine.stop()
         self.emit(self.state())
 
     def _from_proof_thread(self, proof: GameProof, line: Optional[dict],

@@ -105,7 +105,8 @@ def proven(ws):
 def test_the_line_format_reads_back():
     for ply, move, value, seconds, nodes in [(0, None, "unknown", 10.0, 123_456_789),
                                              (54, "ie", "X wins", 0.004, 0),
-                                             (7, "aa", "draw", 123.45, 12)]:
+                                             (7, "aa", "draw", 123.45, 12),
+                                             (80, "ii", "O wins", 12345.67, 10**13)]:
         text = game_line(ply, 3, move, value, seconds, nodes)
         assert read_game_line(text) == {"ply": ply, "beforeEnd": 3, "move": move,
                                         "value": value, "seconds": round(seconds, 2),
@@ -203,7 +204,7 @@ def test_a_proof_takes_a_slot_and_is_refused_past_the_limit(monkeypatch):
         assert next_of(first, "state")["proof"]["running"]
         send(second, cmd="prove", on=True, limit=60)
         error = next_of(second, "error")["message"]
-        assert "at most 1 engines and proofs at once" in error and "--max-engines" in error
+        assert "at most 1 processes for engines and proofs" in error and "--max-engines" in error
         assert not current_state(second)["proof"]["running"]
         send(second, cmd="new", game="duck")
         next_of(second, "state")

@@ -226,8 +226,8 @@ def _processes_with(marker: str, besides: int) -> list[int]:
 
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="lists processes through /proc")
 def test_sigterm_ends_the_match_as_ctrl_c_does_engines_included(tmp_path):
-    """A hung engine sleeps through the end of its input: SIGTERM to the runner left it running
-    (and the runner said nothing); now the runner kills it, keeps the games and says so."""
+    """An engine that sleeps through the end of its input is killed when SIGTERM ends the
+    runner; the finished games are kept and one line says so."""
     marker = f"--seed {os.getpid()}{time.monotonic_ns() % 1000}"
     hung = " ".join([sys.executable, SCRIPT, "--behaviour", "hang", "--at", "1", marker])
     db = tmp_path / "match.sqlite"
@@ -236,14 +236,18 @@ def test_sigterm_ends_the_match_as_ctrl_c_does_engines_included(tmp_path):
                           "st=600", *engine_args("other"), "-games", "2", "-db", str(db),
                           "-progress", "off"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 60
-    while len(_processes_with(marker, runner.pid)) < 1 and time.monotonic() < deadline:
-        time.sleep(0.1)
-    engines = _processes_with(marker, runner.pid)
-    assert engines, "the hung engine did not start"
-    time.sleep(2)  # its first `go` has come: it sleeps
-    runner.send_signal(signal.SIGTERM)
-    out, err = runner.communicate(timeout=60)
+    try:
+        line = runner.stdout.readline()
+        while line and not line.startswith("Started game 1 "):
+            line = runner.stdout.readline()
+        assert line.startswith("Started game 1 of 2 (hung vs other)"), line
+        time.sleep(1)  # the hung engine moves first: its `go` has come, and it sleeps
+        engines = _processes_with(marker, runner.pid)
+        assert engines, "the hung engine is not running"
+        runner.send_signal(signal.SIGTERM)
+        out, err = runner.communicate(timeout=60)
+    finally:
+        runner.kill()
     assert runner.returncode == 128 + signal.SIGTERM, err
     assert err.strip().splitlines() == [
         f"mallard match: terminated; finished games are kept in '{db}' (run the same command "
@@ -252,4 +256,4 @@ def test_sigterm_ends_the_match_as_ctrl_c_does_engines_included(tmp_path):
     deadline = time.monotonic() + 15
     while _processes_with(marker, runner.pid) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert not _processes_with(marker, runner.pid), "the runner ended but its hung engine lives on"
+    assert not _processes_with(marker, runner.pid), "the runner ended but its engine lives on"
