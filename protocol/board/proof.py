@@ -65,10 +65,6 @@ class GameProof:
         self.process.kill()  # the summary line is left unread: the page counts for itself
         self.on_end(self, None)
 
-    @property
-    def running(self) -> bool:
-        return self.process.alive and not self._stopped
-
     def stop(self) -> None:
         """End it now (a kill: it has nothing to save)."""
         self._stopped = True

@@ -305,15 +305,20 @@ class BoardSession:
             record.time_ms = engine_reply["time_ms"]
             record.score = engine_reply.get("score")
             record.depth = engine_reply.get("depth")
-        del self.moves[self.cursor:], self.positions[self.cursor + 1:]
-        del self.evals[self.cursor + 1:], self.proofs[self.cursor + 1:]
-        self._stop_proof()
+        self._cut_after(self.cursor)
         self.moves.append(record)
         self.positions.append(child)
         self.evals.append(None)
         self.proofs.append(None)
         self.cursor += 1
         self._after_change()
+
+    def _cut_after(self, ply: int) -> None:
+        """Drop the moves after `ply`, with their positions, evaluations and proofs; a proof
+        of the game as it was stops."""
+        del self.moves[ply:], self.positions[ply + 1:]
+        del self.evals[ply + 1:], self.proofs[ply + 1:]
+        self._stop_proof()
 
     # --- the clocks -------------------------------------------------------------------------
     def _lose_on_time(self, side: int) -> None:
@@ -358,9 +363,7 @@ class BoardSession:
         if self.engine_side is not None and keep > 0 and \
                 self.positions[keep].side_to_move == self.engine_side:
             keep -= 1  # back to the player's turn
-        del self.moves[keep:], self.positions[keep + 1:], self.evals[keep + 1:]
-        del self.proofs[keep + 1:]
-        self._stop_proof()
+        self._cut_after(keep)
         self.cursor = keep
         self._after_change()
 
@@ -439,9 +442,7 @@ class BoardSession:
         self._after_change()
 
     async def cmd_analyse(self, message: dict) -> None:
-        on = message.get("on")
-        if not isinstance(on, bool):
-            raise CommandError('"on" is true or false')
+        on = _switch(message)
         self.analysing = on
         if on:
             self._stop_proof()
@@ -702,10 +703,7 @@ class BoardSession:
 
     # --- the proof of a whole UTTT game -----------------------------------------------------
     def cmd_prove(self, message: dict) -> None:
-        on = message.get("on")
-        if not isinstance(on, bool):
-            raise CommandError('"on" is true or false')
-        if not on:
+        if not _switch(message):
             self._stop_proof()
             self.emit(self.state())
             return
@@ -798,6 +796,14 @@ def _mistake(mover: str, before: str, after: str) -> Optional[str]:
     if None in worse or worse[1] >= worse[0]:
         return None
     return "lets the win go" if worse[0] == 2 else "loses"
+
+
+def _switch(message: dict) -> bool:
+    """`message["on"]`: a switch is turned on or off."""
+    on = message.get("on")
+    if not isinstance(on, bool):
+        raise CommandError('"on" is true or false')
+    return on
 
 
 def _whole(message: dict, key: str, default: Optional[int], low: int, high: int, what: str,
