@@ -7,7 +7,10 @@ moment it reads `quit` (also GTP's `<id> quit`) or the end of input it calls the
 callbacks, before the main thread, which may be busy, gets to that line. Invalid UTF-8 becomes
 U+FFFD instead of ending input; a line over `MAX_LINE_BYTES` is read and dropped a piece at a
 time and comes as one `OVERLONG_LINE` (a client that never ends its line costs one line's
-memory). `Output` is shared by the main thread and search threads: a lock
+memory). The queue holds at most `MAX_QUEUED_BYTES` of lines (counting `LINE_OVERHEAD` for each):
+when it is full the reader waits for the main thread, so a client that writes faster than the
+engine answers (a flood during a GTP `genmove`) is held back by its pipe instead of filling our
+memory, and no line is lost. `Output` is shared by the main thread and search threads: a lock
 keeps each write whole, every write is flushed, and nothing raises: a closed pipe sets `closed`
 and later writes are dropped (the server then ends quietly). Log lines go to stderr only after
 the client's `debug on`.
@@ -21,7 +24,10 @@ import time
 from typing import Optional, TextIO, Union
 
 from mallard.engines.base import is_number
-from mallard.engines.processes import OVERLONG_LINE, input_lines
+from mallard.engines.processes import MAX_LINE_BYTES, OVERLONG_LINE, input_lines
+
+MAX_QUEUED_BYTES = 16 * MAX_LINE_BYTES
+LINE_OVERHEAD = 128  # about what Python spends on a queued line besides its text
 
 
 class Output:
@@ -62,8 +68,11 @@ class Output:
 class Input:
     """Lines of stdin read on their own thread."""
 
-    def __init__(self, stream: TextIO):
-        self.lines: queue.Queue = queue.Queue()  # (arrival as time.perf_counter(), line)
+    def __init__(self, stream: TextIO, max_queued_bytes: int = MAX_QUEUED_BYTES):
+        self.lines: queue.Queue = queue.Queue()  # (arrival as time.perf_counter(), line, cost)
+        self.queued_bytes = 0  # the cost of the lines on the queue; at most max_queued_bytes
+        self._max_queued_bytes = max_queued_bytes
+        self._room = threading.Condition()
         self.arrived: Optional[float] = None  # when the line `next()` last returned was read
         self.finished = threading.Event()  # `quit` read or end of input
         self._on_finish: list = []
@@ -76,18 +85,27 @@ class Input:
         try:
             for text in input_lines(stream):
                 if text is OVERLONG_LINE:
-                    self.lines.put((time.perf_counter(), OVERLONG_LINE))
+                    self._put(OVERLONG_LINE)
                     continue
                 line = text.replace("\r", "")
                 words = line.split()
                 if words[:1] == ["quit"] or (len(words) == 2 and is_number(words[0])
                                              and words[1] == "quit"):
                     self._finish()
-                self.lines.put((time.perf_counter(), line))
+                self._put(line)
         except (OSError, ValueError, UnicodeDecodeError):
             pass
         self._finish()
-        self.lines.put((time.perf_counter(), None))
+        self._put(None)
+
+    def _put(self, line: Union[str, None, object]) -> None:
+        """Queue `line`, first waiting until it fits (an empty queue takes any line)."""
+        cost = LINE_OVERHEAD + (len(line) if isinstance(line, str) else 0)
+        with self._room:
+            while self.queued_bytes and self.queued_bytes + cost > self._max_queued_bytes:
+                self._room.wait()
+            self.queued_bytes += cost
+        self.lines.put((time.perf_counter(), line, cost))
 
     def on_finish(self, callback) -> None:
         """Call `callback()` at `quit` or the end of input (at once if that has happened): the
@@ -111,5 +129,8 @@ class Input:
         """The next line (None at the end, `OVERLONG_LINE` for one too long); `arrived` says
         when it was read, since a move's time runs from the arrival of its `go`, not from when
         the main thread got to it."""
-        self.arrived, line = self.lines.get()
+        self.arrived, line, cost = self.lines.get()
+        with self._room:
+            self.queued_bytes -= cost
+            self._room.notify()
         return line

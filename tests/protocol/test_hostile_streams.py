@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import os
 import re
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Optional
@@ -40,6 +41,7 @@ from hypothesis import strategies as st
 from mallard.engines.processes import MAX_LINE_BYTES
 from mallard.protocol.frontend import OVERLONG_MESSAGE
 from mallard.protocol.gtp import GtpFrontEnd
+from mallard.protocol.io import LINE_OVERHEAD, Input
 from mallard.protocol.uci import UciFrontEnd
 from tests import oracles  # noqa: F401  (loads the cfour variant into pyffish)
 from tests.protocol.harness import Engine, Process
@@ -1180,3 +1182,39 @@ def test_a_go_with_only_the_opponents_clock_ends_by_itself():
         assert time.monotonic() - started < 5
     finally:
         engine.close()
+
+
+def test_a_flood_of_lines_waits_in_the_pipe_not_in_memory():
+    """Nobody takes lines from `Input` (the main thread in a long GTP `genmove`) while a client
+    writes 20,000 short lines: the queue stops at its bound and the writer is held back by the
+    pipe; then every line arrives, in order."""
+    read_end, write_end = os.pipe()
+    reader, writer = os.fdopen(read_end, "r"), os.fdopen(write_end, "w")
+    budget = 64 * 1024
+    input_ = Input(reader, max_queued_bytes=budget)
+    lines = [f"{i} name" for i in range(20_000)]
+    written = []
+
+    def write_all():
+        for line in lines:
+            writer.write(line + "\n")
+            writer.flush()
+            written.append(line)
+        writer.close()
+
+    thread = threading.Thread(target=write_all, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    before = -1
+    while time.monotonic() < deadline:  # until the reader stops taking
+        time.sleep(0.2)
+        if len(written) == before:
+            break
+        before = len(written)
+    assert thread.is_alive() and len(written) < len(lines)
+    assert 0 < input_.queued_bytes <= budget
+    assert input_.lines.qsize() * LINE_OVERHEAD <= budget
+    received = [input_.next() for _ in lines]
+    assert received == lines
+    assert input_.next() is None and input_.queued_bytes == 0
+    thread.join(10)
