@@ -5,7 +5,9 @@ and then reads its output on a thread of its own, so that `info` lines reach the
 come. Searches are queued in the order they were sent: a UCI engine answers them in that order,
 so every `info` line belongs to the oldest search without a `bestmove` yet, and each `bestmove`
 ends that search. A new search first stops the running one; its late lines are still told to
-the caller, marked with their search, which drops them.
+the caller, marked with their search, which drops them. A variant switch is followed by
+`isready`, and the commands after it wait here until its `readyok`: the engine then has the
+game's code loaded, so a search's time is all spent searching.
 
 Callbacks run on the reader thread: `on_event(kind, search, payload)` with kind `info` (a dict
 from `parse_info`), `bestmove` (the move text, None for `(none)`) or `gone` (an error text).
@@ -89,6 +91,8 @@ class EngineLink:
         self._idents = itertools.count(1)
         self._closed = False
         self._level: Optional[int] = None  # the Skill Level last sent
+        self._unready = 0  # `isready`s sent after a variant switch and not yet answered
+        self._held: list[str] = []  # the lines sent meanwhile, to send at the last `readyok`
 
     def start(self, timeout_ms: int = 60_000) -> None:
         """Start the engine and run the handshake (blocking); EngineError when it fails."""
@@ -117,16 +121,36 @@ class EngineLink:
         return self.player is not None and option.lower() in self.player.declared
 
     def _send(self, line: str) -> None:
+        """Send `line`, or hold it while a variant loads; call with `_lock` held."""
         if self.player is None:
             raise EngineError("the engine is not running")
-        self.player.process.send(line)
+        if self._unready:
+            self._held.append(line)
+        else:
+            self.player.process.send(line)
+
+    def _answered_ready(self) -> None:
+        with self._lock:
+            if not self._unready:
+                return
+            self._unready -= 1
+            if not self._unready:
+                held, self._held = self._held, []
+                try:
+                    for line in held:
+                        self.player.process.send(line)
+                except EngineError:
+                    pass  # the engine is gone: the reader's next line says so to the caller
 
     def set_variant(self, variant: str) -> None:
         """Play another game from now on (the running search is stopped)."""
         self.stop()
-        self.variant = variant
-        self._send(f"setoption name UCI_Variant value {variant}")
-        self._send("ucinewgame")
+        with self._lock:
+            self.variant = variant
+            self._send(f"setoption name UCI_Variant value {variant}")
+            self._send("ucinewgame")
+            self._send("isready")
+            self._unready += 1
 
     def go(self, root_fen: Optional[str], moves: list[str], go_arguments: str, purpose: str,
            multipv: int = 1, context: Any = None, level: Optional[int] = None) -> Search:
@@ -175,6 +199,8 @@ class EngineLink:
                     search = self._pending.popleft() if self._pending else None
                 move = tokens[1] if len(tokens) > 1 and tokens[1] not in NO_MOVE else None
                 self.on_event("bestmove", search, move)
+            elif tokens[0] == "readyok":
+                self._answered_ready()
             elif tokens[0] == "info":
                 with self._lock:
                     search = self._pending[0] if self._pending else None

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import subprocess
 import sys
 import time
@@ -227,6 +228,50 @@ def test_the_engine_plays_analyses_and_ends_with_the_page(client):
         pid = session.engine.pid
         os.kill(pid, 0)
     assert wait_gone(pid), "the page closed but its engine process lives on"
+
+
+SLOW_LOADING_ENGINE = [sys.executable, str(ROOT / "tests" / "tournaments" / "scripted_engine.py"),
+                       "--behaviour", "slowload", "--delay", "0.5"]
+
+
+def test_a_search_after_a_variant_switch_is_sent_once_the_engine_has_loaded_it():
+    """The engine takes 0.5 s to load a game: the link's `go` (and a `stop` given meanwhile)
+    wait for the `readyok` that follows the switch, so a move's time is not spent loading."""
+    import pyffish
+
+    from mallard.protocol.board.engine import EngineLink
+    from tests import oracles  # noqa: F401  (loads the cfour variant into pyffish)
+
+    events: queue.Queue = queue.Queue()
+    link = EngineLink(SLOW_LOADING_ENGINE, "duck", lambda *event: events.put(event))
+    link.start(30_000)
+
+    def answer(search) -> tuple[list, str]:
+        strings = []
+        while True:
+            kind, of, payload = events.get(timeout=30)
+            assert kind != "gone", payload
+            if of is not search:
+                continue
+            if kind == "info" and "string" in payload:
+                strings.append(payload["string"])
+            if kind == "bestmove":
+                return strings, payload
+
+    try:
+        link.set_variant("cfour")
+        search = link.go(None, [], "movetime 50", "play")
+        strings, move = answer(search)
+        assert strings == ["go after readyok"]
+        assert move in pyffish.legal_moves("cfour", pyffish.start_fen("cfour"), [])
+        link.set_variant("duck")
+        search = link.go(None, ["e2e4,e4d5"], "infinite", "analyse")
+        link.stop()
+        strings, move = answer(search)
+        assert search.stopped and strings == ["go after readyok"]
+        assert move in pyffish.legal_moves("duck", pyffish.start_fen("duck"), ["e2e4,e4d5"])
+    finally:
+        link.close()
 
 
 def test_without_the_extra_board_says_what_to_install(monkeypatch):

@@ -9,7 +9,9 @@ N-th go), `crash` (exits at its N-th go), `hang` (never answers its N-th go), `s
 `--delay` seconds before each move), `slowstart` (sleeps `--delay` before the handshake
 answer), `mute` (never answers the handshake), `san` (answers in SAN instead of UCI notation),
 `slowplay` (GTP: sleeps `--delay` before acknowledging each `play`), `flood` (2 GB without a
-newline at its N-th go), `none` (`bestmove (none)` at its N-th go).
+newline at its N-th go), `none` (`bestmove (none)` at its N-th go), `slowload` (sleeps
+`--delay` after each `UCI_Variant`, and each move's `info string` says whether its `go` was
+sent after the `readyok` that followed the switch).
 `--score CP` makes it report that score with every move (for adjudication tests).
 """
 
@@ -18,6 +20,7 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import select
 import sys
 import time
 
@@ -26,6 +29,29 @@ sys.path.insert(0, os.path.abspath(os.path.join(os.path.dirname(__file__), "..",
 import pyffish  # noqa: E402
 
 from tests import oracles  # noqa: E402,F401  (loads pyffish's cfour definition)
+
+
+class Stdin:
+    """The lines of stdin, read without a hidden buffer so `waiting` can tell what came."""
+
+    def __init__(self):
+        self.buffer = b""
+
+    def __iter__(self):
+        while True:
+            while b"\n" not in self.buffer:
+                chunk = os.read(0, 1 << 16)
+                if not chunk:
+                    if self.buffer:
+                        yield self.buffer.decode("utf-8", "replace")
+                    return
+                self.buffer += chunk
+            line, self.buffer = self.buffer.split(b"\n", 1)
+            yield line.decode("utf-8", "replace")
+
+    def waiting(self) -> bool:
+        """Whether more input has come than the lines read so far."""
+        return bool(self.buffer) or bool(select.select([0], [], [], 0)[0])
 
 
 def main() -> None:
@@ -42,6 +68,8 @@ def main() -> None:
     fen = pyffish.start_fen(variant)
     moves: list[str] = []
     gos = 0
+    loaded = True  # no `UCI_Variant` since a `readyok` the client waited for
+    stdin = Stdin()
 
     def say(text: str) -> None:
         sys.stdout.write(text + "\n")
@@ -53,7 +81,7 @@ def main() -> None:
             return sorted(legal)[0]
         return rng.choice(sorted(legal))
 
-    for raw in sys.stdin:
+    for raw in stdin:
         tokens = raw.split()
         if not tokens:
             continue
@@ -72,10 +100,15 @@ def main() -> None:
             say("option name UCI_Variant type combo default duck var duck var cfour")
             say(f"{command}ok")
         elif command == "isready":
+            # a line already waiting was written before our `readyok`, so it did not wait for it
+            loaded = not stdin.waiting()
             say("readyok")
         elif command == "setoption" and "UCI_Variant" in tokens:
             variant = tokens[-1]
             fen = pyffish.start_fen(variant)
+            if args.behaviour == "slowload":
+                time.sleep(args.delay)
+                loaded = False
         elif command == "position":
             if tokens[1] == "fen":
                 end = tokens.index("moves") if "moves" in tokens else len(tokens)
@@ -85,6 +118,8 @@ def main() -> None:
             moves = tokens[tokens.index("moves") + 1:] if "moves" in tokens else []
         elif command == "go":
             gos += 1
+            if args.behaviour == "slowload":
+                say("info string go " + ("after readyok" if loaded else "before readyok"))
             if gos == args.at or args.behaviour in ("slow",):
                 if args.behaviour == "crash":
                     sys.exit(3)
