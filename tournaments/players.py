@@ -8,7 +8,9 @@ every read has a deadline, and the three ways an engine can fail are separate ex
 caller kills it) and `EngineProtocolError` (an answer that does not parse).
 
 An engine's output is read a bounded line at a time (`mallard.engines.processes.read_lines`): a
-line over 1 MB is a protocol error, and unread lines wait in a bounded queue.
+line over 1 MB is a protocol error, and unread lines wait in a bounded queue. Its stderr is read
+to the end and only its last non-blank line kept, so that an engine that exits is reported with
+its status and what it said last (`exit status 1; stderr: ValueError: ...`).
 Times are integer milliseconds; lines are timestamped with `time.monotonic_ns()` as they arrive,
 so the clock charges an engine for its own thinking, not for the runner's scheduling.
 """
@@ -35,6 +37,8 @@ PROTOCOLS = ("uci", "ugi", "gtp")
 # Lines an engine may have written that the runner has not read yet; at most this many lines
 # of at most MAX_LINE_BYTES each, so an engine that floods its output costs bounded memory.
 QUEUED_LINES = 64
+STDERR_KEPT = 200  # characters of the engine's last stderr line kept for the report of its end
+STDERR_WAIT_S = 0.5  # how long a report of an exit waits for the status and the last stderr
 NO_MOVE = ("(none)", "0000")  # UCI's answers for "no move", which the runner never asks for
 
 
@@ -45,7 +49,13 @@ class EngineError(Exception):
 
 
 class EngineDisconnected(EngineError):
+    """The engine exited or closed its pipe; `detail` says how it ended, when that is known."""
+
     kind = "disconnect"
+
+    def __init__(self, message: str, detail: str = ""):
+        super().__init__(f"{message} ({detail})" if detail else message)
+        self.detail = detail
 
 
 class EngineTimeout(EngineError):
@@ -111,15 +121,19 @@ class EngineProcess:
         try:
             self.process = subprocess.Popen(
                 config.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                stderr=subprocess.DEVNULL, cwd=config.workdir, start_new_session=True,
+                stderr=subprocess.PIPE, cwd=config.workdir, start_new_session=True,
                 env=compile_cache.engine_environment())
         except OSError as error:
             raise EngineDisconnected(f"cannot start '{config.command_text}': {error}") from None
         self.lines: queue.Queue = queue.Queue(QUEUED_LINES)
         self.ended = False
         self._killed = False
+        self.last_stderr = ""  # the last non-blank line the engine wrote on stderr, clipped
         threading.Thread(target=self._read, daemon=True,
                          name=f"engine-{config.name}-reader").start()
+        self._stderr_reader = threading.Thread(target=self._read_stderr, daemon=True,
+                                               name=f"engine-{config.name}-stderr")
+        self._stderr_reader.start()
 
     def _read(self) -> None:
         try:
@@ -129,6 +143,34 @@ class EngineProcess:
         except (OSError, ValueError):
             pass
         self._queue(None)
+
+    def _read_stderr(self) -> None:
+        """Read stderr to its end (an engine never blocks on it), keeping the last line."""
+        try:
+            for text in read_lines(self.process.stderr):
+                if text is not OVERLONG_LINE and text.strip():
+                    printable = "".join(c if c.isprintable() else "?" for c in text.strip())
+                    self.last_stderr = clip(printable, STDERR_KEPT)
+        except (OSError, ValueError):
+            pass
+
+    def exit_detail(self) -> str:
+        """How the engine ended (`exit status 3; stderr: ...`), or "" while it runs. Called
+        when its pipes closed: it is exiting, so this waits a moment for its status and for
+        its last stderr line."""
+        try:
+            code = self.process.wait(STDERR_WAIT_S)
+        except subprocess.TimeoutExpired:
+            return ""
+        self._stderr_reader.join(STDERR_WAIT_S)
+        if code < 0:
+            try:
+                status = f"killed by {signal.Signals(-code).name}"
+            except ValueError:
+                status = f"killed by signal {-code}"
+        else:
+            status = f"exit status {code}"
+        return f"{status}; stderr: {self.last_stderr}" if self.last_stderr else status
 
     def _queue(self, text) -> bool:
         """Queue a line (None: the end) with its arrival time, waiting while the queue is full
@@ -150,7 +192,7 @@ class EngineProcess:
             self.process.stdin.flush()
         except (OSError, ValueError):
             self.ended = True
-            raise EngineDisconnected("the engine closed its input") from None
+            raise EngineDisconnected("the engine closed its input", self.exit_detail()) from None
 
     def next_line(self, deadline_ns: Optional[int], skip_blank: bool = True) -> tuple[int, str]:
         """The next line and its arrival time; EngineTimeout at the deadline."""
@@ -170,9 +212,7 @@ class EngineProcess:
                 raise EngineTimeout("no answer in time") from None
             if text is None:
                 self.ended = True
-                code = self.process.poll()
-                detail = f" (exit status {code})" if code is not None else ""
-                raise EngineDisconnected(f"the engine exited{detail}")
+                raise EngineDisconnected("the engine exited", self.exit_detail())
             if text is OVERLONG_LINE:
                 raise EngineProtocolError(f"a line longer than {MAX_LINE_BYTES // (1 << 20)} MB")
             if text.strip() or not skip_blank:

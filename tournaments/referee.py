@@ -294,7 +294,7 @@ def _time_loss(side: int, took_ms: int, allowed_ms: Optional[int], answered: boo
 
 def _engine_failure(loss, side: int, error: EngineError, start_fen: str) -> GameRecord:
     if isinstance(error, EngineDisconnected):
-        return loss(Reason(EndKind.DISCONNECT, side), "disconnect", start_fen)
+        return loss(Reason(EndKind.DISCONNECT, side, error.detail), "disconnect", start_fen)
     if isinstance(error, EngineTimeout):
         return loss(Reason(EndKind.STALL, side, str(error)), "timeout", start_fen)
     return loss(Reason(EndKind.PROTOCOL_ERROR, side, str(error)), None, start_fen)

@@ -5,7 +5,7 @@ pyffish (Fairy-Stockfish's rules), not from our own rules.
 
 Behaviours: `random` (a random legal move), `first` (the first legal move in pyffish's order),
 `illegal` (an illegal move at its N-th `go`), `garbage` (an unparsable `bestmove` line at its
-N-th go), `crash` (exits at its N-th go), `hang` (never answers its N-th go), `slow` (sleeps
+N-th go), `crash` (exits with status 1 at its N-th go, saying so on stderr), `hang` (never answers its N-th go), `slow` (sleeps
 `--delay` seconds before each move), `slowstart` (sleeps `--delay` before the handshake
 answer), `mute` (never answers the handshake), `san` (answers in SAN instead of UCI notation),
 `slowplay` (GTP: sleeps `--delay` before acknowledging each `play`), `flood` (2 GB without a
@@ -122,7 +122,7 @@ def main() -> None:
                 say("info string go " + ("after readyok" if loaded else "before readyok"))
             if gos == args.at or args.behaviour in ("slow",):
                 if args.behaviour == "crash":
-                    sys.exit(3)
+                    sys.exit(f"scripted-crash: crashing at go {gos}")
                 if args.behaviour == "hang":
                     time.sleep(3600)
                 if args.behaviour == "slow":
@@ -175,7 +175,7 @@ def main() -> None:
         elif command == "genmove":
             gos += 1
             if gos == args.at and args.behaviour == "crash":
-                sys.exit(3)
+                sys.exit(f"scripted-crash: crashing at genmove {gos}")
             if gos == args.at and args.behaviour == "hang":
                 time.sleep(3600)
             move = choose()

@@ -102,7 +102,9 @@ def test_a_crash_is_a_disconnect_and_ends_the_match_without_recover():
     match = run("duck", [scripted("crasher", "crash", at=2), scripted("random")], games=4)
     assert len(match.records) == 1
     record = match.records[0]
-    assert record.result == "0-1" and str(record.reason) == "White disconnects"
+    assert record.result == "0-1"
+    assert str(record.reason) == \
+        "White disconnects: exit status 1; stderr: scripted-crash: crashing at go 2"
     assert record.termination == "abandoned"
     assert "crasher failed" in match.stop_reason
     assert any("Terminating the match" in text for text in match.reporter.messages)
@@ -113,7 +115,7 @@ def test_with_recover_a_crashing_engine_is_restarted_and_every_game_is_played():
                 recover=True)
     assert sorted(r.index for r in match.records) == [1, 2, 3, 4]
     assert match.stop_reason is None
-    crasher_losses = [r for r in match.records if str(r.reason).endswith("disconnects")]
+    crasher_losses = [r for r in match.records if " disconnects: exit status 1" in str(r.reason)]
     assert len(crasher_losses) == 4  # its second `go` of every process: it is fresh each game
     assert match.standings[0].losses == 4
 
@@ -154,6 +156,15 @@ def test_a_slow_starter_plays_and_a_mute_engine_fails_to_start():
                 startup_timeout_ms=1500, recover=True)
     assert [r.result for r in match.records] == ["1-0", "0-1"]
     assert all("fails to start" in str(r.reason) for r in match.records)
+
+
+def test_an_engine_that_exits_at_once_is_reported_with_its_status_and_last_words():
+    wrong = EngineConfig(name="wrong", command=ENGINE_COMMAND + ["uci", "--threads-typo", "4"],
+                         tc=_tc("st=0.1"))
+    match = run("duck", [wrong, mallard()], games=1)
+    assert str(match.records[0].reason) == (
+        "White fails to start: the engine exited (exit status 2; stderr: mallard uci: error: "
+        "unrecognized arguments: --threads-typo 4)")
 
 
 def _cutechess_draw_ply(record, movenumber, movecount, score_limit):
