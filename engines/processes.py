@@ -1,5 +1,6 @@
 """Processes and pipes: the command lines of the Python processes our code starts (engines,
-workers, compile helpers), and the one way lines are read from a pipe another program writes.
+workers, compile helpers), the one way lines are read from a pipe another program writes, and
+the exit statuses our commands end with when a signal cuts their work short.
 
 Invariants:
 - a child imports our package from where this interpreter has it, never from its working
@@ -13,6 +14,7 @@ Invariants:
 
 from __future__ import annotations
 
+import signal
 import sys
 from typing import BinaryIO, Iterator, TextIO, Union
 
@@ -20,6 +22,11 @@ MAX_LINE_BYTES = 1 << 20  # longer than any line a protocol needs (a UCI pv, a P
 OVERLONG_LINE = object()  # what `read_lines` yields for a line over MAX_LINE_BYTES
 
 ENGINE_MODULE = "mallard.protocol.cli"  # what the `mallard` console script runs
+
+# 128 + the signal, as a shell reports a C tool that the signal ended
+EXIT_INTERRUPTED = 128 + signal.SIGINT  # Ctrl-C
+EXIT_TERMINATED = 128 + signal.SIGTERM
+EXIT_BROKEN_PIPE = 128 + signal.SIGPIPE  # the reader of our output went away
 
 
 def python_command(*arguments: str) -> list[str]:

@@ -26,11 +26,11 @@ from typing import Iterator, Optional
 from mallard.engines import GAMES, compile_cache, find_game
 from mallard.engines.base import MESSAGE_LIMIT, clip
 from mallard.engines.connect4.testsets import TEST_SETS
+from mallard.engines.processes import EXIT_BROKEN_PIPE
 from mallard.engines.workpool import LocalPool, WorkPool
 from mallard.protocol import grammar, interrupt, print_notice
 from mallard.protocol.arguments import installed, refused_as_argument
 
-EXIT_BROKEN_PIPE = 128 + 13  # what a C tool killed by SIGPIPE reports
 # Subcommands whose work runs in kernels on the main thread: Ctrl-C ends them at once
 KERNEL_COMMANDS = ("solve", "prove", "perft", "book", "bench", "warmup")
 

@@ -18,7 +18,8 @@ import signal
 import threading
 import time
 
-EXIT_INTERRUPTED = 130
+from mallard.engines.processes import EXIT_INTERRUPTED
+
 GRACE_S = 0.5
 
 

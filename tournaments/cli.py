@@ -30,6 +30,7 @@ from typing import Callable, Optional, TextIO
 
 from mallard.engines import DEFAULT_GAMES, GAMES, find_game, get_game
 from mallard.engines.base import MESSAGE_LIMIT, GameError, clip
+from mallard.engines.processes import EXIT_INTERRUPTED, EXIT_TERMINATED
 from mallard.tournaments.cluster import ClusterError, distributed_module, parse_address
 from mallard.tournaments.match import Match
 from mallard.tournaments.openings import OpeningError, read_openings
@@ -640,10 +641,6 @@ def main(argv: list[str], out: Optional[TextIO] = None) -> int:
                 handle.write(text + "\n")
     failed = match.stop_reason is not None and not match.stop_reason.startswith("SPRT")
     return 1 if failed else 0
-
-
-EXIT_INTERRUPTED = 128 + signal.SIGINT
-EXIT_TERMINATED = 128 + signal.SIGTERM
 
 
 class Terminated(KeyboardInterrupt):
