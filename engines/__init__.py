@@ -24,8 +24,8 @@ same reason a recursive kernel calls itself from one call site only (a PVS re-se
 to it): numba types the whole function again for each recursive call it resolves. Kernels are
 never mutually recursive: two that called each other compiled and ran, but crashed the process
 (a segmentation fault) when the next run loaded them from the cache. Calls between
-kernels are typed without their constant arguments (`mallard.engines.compile_cache`), so each kernel is
-compiled once per argument types (a version typed for a constant also crashed when a
+kernels are typed without their constant arguments (`mallard.engines.compile_cache`), so each kernel
+is compiled once per argument types (a version typed for a constant also crashed when a
 recursive kernel was loaded from the cache), and kernels are called with writable arrays only.
 
 The searches' kernels that make no arrays (Duck Chess's rules, evaluation and search, UTTT's

@@ -8,8 +8,8 @@ the game's `EndReason` members). Moves are opaque to callers: they are produced 
 
 Searching goes through a `Searcher`: `search(position, limits, stop_flag, on_info) ->
 SearchResult`. Each game package declares itself once, as a `GameEntry` (its names, rules,
-options, protocols, and the factories of its searcher and prover); `mallard.engines.find_game` finds it.
-The rules never import the search: the entry ties them together.
+options, protocols, and the factories of its searcher and prover); `mallard.engines.find_game` finds
+it. The rules never import the search: the entry ties them together.
 
 Invariants:
 - Player 0 moves first (White in chess, the first player in Connect Four); `side_to_move` is 0/1.
@@ -449,12 +449,13 @@ class GameEntry:
     `GameResult` under perfect play when proven within the node limit, else None. `options` are
     the searcher's engine options beyond the protocol's own, declared here so that a server can
     list them before any search code loads; `dev_options` are searcher options for experiments,
-    listed only when `dev_options_enabled()` (`searcher_options`). `protocols` are those that can play the game (GTP
-    needs two players, the first called black). `perft` says whether positions count leaf
-    nodes (`Position.perft`, `Position.divide`). `bench()` returns the game's bench signature
-    (`mallard.engines.bench.BenchSignature`, from the game's `bench` module, loaded on use: it imports
-    the search). `skill` says how `Skill Level` weakens it. `finish_warm_up()`, when a game has one, completes in this process what a
-    start-up's warm-up leaves to later or to another process (`mallard warmup` calls it).
+    listed only when `dev_options_enabled()` (`searcher_options`). `protocols` are those that can
+    play the game (GTP needs two players, the first called black). `perft` says whether positions
+    count leaf nodes (`Position.perft`, `Position.divide`). `bench()` returns the game's bench
+    signature (`mallard.engines.bench.BenchSignature`, from the game's `bench` module, loaded on
+    use: it imports the search). `skill` says how `Skill Level` weakens it. `finish_warm_up()`, when
+    a game has one, completes in this process what a start-up's warm-up leaves to later or to
+    another process (`mallard warmup` calls it).
     """
 
     name: str

@@ -50,7 +50,8 @@ _owned_dir: Optional[Path] = None
 # source version like the cache's own; absent in a source tree that was never built.
 PACKAGE_ROOT = Path(__file__).resolve().parent
 PREBUILT_DIR = PACKAGE_ROOT / "_prebuilt"
-NO_PREBUILT = "MALLARD_NO_PREBUILT"  # set: compile from scratch (what `mallard bench startup` times)
+NO_PREBUILT = "MALLARD_NO_PREBUILT"  # set: compile from scratch
+                                     # (what `mallard bench startup` times)
 _prebuilt_version: Optional[Path] = None  # PREBUILT_DIR's entry for these sources
 
 # Per game and use, one kernel whose cached index tells whether that code was compiled before.
@@ -310,7 +311,8 @@ def _type_calls_without_constants(dispatcher_module) -> None:
 
 
 # numba module -> what to change in it, applied right after numba imports it
-_AFTER_IMPORT = {"numba.core.caching": _install, "numba.core.dispatcher": _type_calls_without_constants}
+_AFTER_IMPORT = {"numba.core.caching": _install,
+                 "numba.core.dispatcher": _type_calls_without_constants}
 
 
 class _AfterImport(importlib.abc.MetaPathFinder):

@@ -9,9 +9,9 @@ MultiPV searches the root moves the lines before it did not take: line 1 in an a
 window around the previous depth's score, re-searched with a window widened on the side it
 failed until the score falls inside, the other lines with the full window. After each line the
 remaining moves are sorted by value; each finished depth is reported line by line through
-`on_info`. A watchdog thread (`mallard.engines.watchdog`) turns the caller's stop flag and the deadline
-into the root search's own stop request; the kernels also read the deadline themselves and keep
-the node limit (`count_node`).
+`on_info`. A watchdog thread (`mallard.engines.watchdog`) turns the caller's stop flag and the
+deadline into the root search's own stop request; the kernels also read the deadline themselves and
+keep the node limit (`count_node`).
 
 Invariants:
 - Scores are the kernels' integers from the side to move (`mallard.engines.search_common`): a value
@@ -61,10 +61,11 @@ from mallard.engines.watchdog import Watchdog, elapsed_ms
 class RootSearch(abc.ABC):
     """A game's root search from one position, as `deepen` drives it.
 
-    `ctx` is the kernels' context array (it starts with the header of `mallard.engines.search_common`:
-    nodes, aborted, node limit, selective depth) and `stop` the flag array they poll. Each root
-    move has a tag, an integer the root search may set along with its value (Duck Chess: the
-    duck square to play with the move); the driver keeps tags with their moves when it sorts.
+    `ctx` is the kernels' context array (it starts with the header of
+    `mallard.engines.search_common`: nodes, aborted, node limit, selective depth) and `stop` the
+    flag array they poll. Each root move has a tag, an integer the root search may set along with
+    its value (Duck Chess: the duck square to play with the move); the driver keeps tags with their
+    moves when it sorts.
     """
 
     mate_bound: int                  # a score beyond +-mate_bound is a forced result
@@ -74,8 +75,8 @@ class RootSearch(abc.ABC):
     finish_first_depth: bool = False
     # on a clock (no fixed move time): no new depth once this share of the time left is gone
     soft_time_share: Optional[float] = None
-    # on a clock: `mallard.engines.timeman.TimeUse` decides when to stop deepening, and the hard limit
-    # (`deadline`) is `MAX_STRETCH` budgets
+    # on a clock: `mallard.engines.timeman.TimeUse` decides when to stop deepening, and the hard
+    # limit (`deadline`) is `MAX_STRETCH` budgets
     manages_time: bool = False
     depth_offset: int = 0            # a helper searches each depth this much deeper
 

@@ -64,7 +64,8 @@ def move_budget_ms(limits: Limits, side: int, stretch: float = 1.0) -> Optional[
         remaining = 0  # only the opponent's clock was sent: as Stockfish, ours is empty
     remaining = max(0, remaining)
     moves_to_go = limits.movestogo if limits.movestogo and limits.movestogo > 0 else None
-    share = (remaining / (moves_to_go or SUDDEN_DEATH_MOVES) + increment * INCREMENT_SHARE) * stretch
+    share = ((remaining / (moves_to_go or SUDDEN_DEATH_MOVES) + increment * INCREMENT_SHARE)
+             * stretch)
     cap = remaining * (LAST_MOVE_SHARE if moves_to_go == 1 else MAX_SHARE)
     # The floor never exceeds what is left: with the move overhead taken off, a clock near zero
     # leaves nothing to think with, and a fixed floor there drained the clock move after move

@@ -1,11 +1,11 @@
 """The thread that turns a caller's stop flag or a deadline into a search's own stop request.
 
 Searches run numba kernels that poll their own flag with the GIL released; a watchdog polls the
-caller's flag (`mallard.engines.base.new_stop_flag`) and the clock every millisecond; once either fires
-it calls `request_stop` every millisecond until the search finishes. Being a Python thread it
+caller's flag (`mallard.engines.base.new_stop_flag`) and the clock every millisecond; once either
+fires it calls `request_stop` every millisecond until the search finishes. Being a Python thread it
 must win the GIL and a core first, which on a loaded machine took up to 45 ms; so the
-alpha-beta kernels also read the deadline themselves (`mallard.engines.search_common.count_node`) and
-the watchdog's deadline is their fallback (and the deadline of the other searches).
+alpha-beta kernels also read the deadline themselves (`mallard.engines.search_common.count_node`)
+and the watchdog's deadline is their fallback (and the deadline of the other searches).
 
 One long-lived thread serves every running search. A thread per search cost two thread
 switches per move (its start waits for it to run, its join for it to end), about 4 ms of every

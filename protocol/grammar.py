@@ -262,7 +262,8 @@ def _add_threads_bench(benchmarks, wiring: Wiring) -> None:
 
 
 BENCHMARKS = (_add_connect4_bench, _add_duck_perft_bench, _add_duck_bench, _add_startup_bench,
-              _add_duck_match_bench, _add_uttt_bench, _add_uttt_reach_bench, _add_timing_bench, _add_threads_bench)
+              _add_duck_match_bench, _add_uttt_bench, _add_uttt_reach_bench, _add_timing_bench,
+              _add_threads_bench)
 
 
 def _add_bench(commands, wiring: Wiring) -> None:
@@ -426,8 +427,9 @@ def _add_board(commands, wiring: Wiring) -> None:
     board.set_defaults(run=wiring.runs["board"])
 
 
+# in the order `mallard --help` lists them
 SUBCOMMANDS = (_add_engines, _add_solve, _add_perft, _add_bench, _add_prove, _add_match,
-               _add_tune, _add_book, _add_warmup, _add_board)  # in the order `mallard --help` lists them
+               _add_tune, _add_book, _add_warmup, _add_board)
 
 
 def build_parser(wiring: Wiring) -> argparse.ArgumentParser:

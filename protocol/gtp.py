@@ -91,7 +91,8 @@ class GtpFrontEnd(FrontEnd):
         try:
             result = handler(args)
         except (GtpError, GameError) as error:  # a refused command: the state is kept
-            message = clip(" ".join(str(error).split()), MESSAGE_LIMIT)  # one line, never an empty one
+            # one line, never an empty one
+            message = clip(" ".join(str(error).split()), MESSAGE_LIMIT)
             self.out.write(f"?{ident} {message}\n\n")
             return True
         text = "" if result is None else str(result)

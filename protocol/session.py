@@ -2,9 +2,9 @@
 
 The session holds the variant, the position (root text plus the moves played from it), the
 option values, the searcher, the stop flag, the search thread and the time manager (the clock
-arithmetic of `mallard.engines.timeman` with `Move Overhead` taken off, and the ponder hit). Front-ends
-parse lines into calls on it and print what it hands back; it never prints. A method that takes
-user input raises a typed `GameError` (`PositionError`, `MoveError` with the move's index,
+arithmetic of `mallard.engines.timeman` with `Move Overhead` taken off, and the ponder hit).
+Front-ends parse lines into calls on it and print what it hands back; it never prints. A method that
+takes user input raises a typed `GameError` (`PositionError`, `MoveError` with the move's index,
 `OptionError`, `UnknownGameError`, or a searcher's own such as `TableSizeError`), which each
 front-end turns into its own error line, and keeps the previous state, except `set_position`,
 which keeps the moves before the first bad one as Fairy-Stockfish does. Options are declared

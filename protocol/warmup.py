@@ -4,7 +4,8 @@ Optional: an engine compiles what its game needs on first use anyway (and says s
 This fills the cache for all games at once, one worker process per game, as many at a time as
 the machine has cores, so a later first start of any game only loads code. Each worker runs what
 an engine's start-up runs (the session's warm-up), the perft kernels, and what the game's
-`finish_warm_up` adds (the UTTT prover's helper compile, the Connect Four book conversion). Prints one line per game on stdout: `<variant> ready in <seconds> s`.
+`finish_warm_up` adds (the UTTT prover's helper compile, the Connect Four book conversion). Prints
+one line per game on stdout: `<variant> ready in <seconds> s`.
 """
 
 from __future__ import annotations

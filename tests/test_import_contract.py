@@ -86,7 +86,8 @@ def test_the_reader_sees_the_imports(graph):
 
 
 def test_engines_never_import_protocol_or_tournaments(graph):
-    wrong = {(name, imported) for name, imports in graph.items() if name.startswith("mallard.engines")
+    wrong = {(name, imported) for name, imports in graph.items()
+             if name.startswith("mallard.engines")
              for imported in imports if imported.split(".")[1] in ("protocol", "tournaments")}
     assert not wrong
 
@@ -135,7 +136,8 @@ def test_rules_never_reach_a_search(graph):
 
 
 def test_protocol_never_imports_numba_kernels(graph):
-    wrong = {(name, imported) for name, imports in graph.items() if name.startswith("mallard.protocol")
+    wrong = {(name, imported) for name, imports in graph.items()
+             if name.startswith("mallard.protocol")
              for imported in imports if imported.endswith("kernels")}
     assert not wrong
 

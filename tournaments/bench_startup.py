@@ -44,8 +44,8 @@ class _EngineProcess:
     def __init__(self, protocol: str, env: dict):
         self.started = time.perf_counter()
         self.process = subprocess.Popen(
-            mallard_command(protocol), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-            text=True, bufsize=1, env=env)
+            mallard_command(protocol), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL, text=True, bufsize=1, env=env)
         self.lines: "queue.Queue" = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
 

@@ -4,17 +4,17 @@ For each variant and time control, `mallard` plays itself through `mallard.tourn
 `-concurrency 2` by default, the default `timemargin` of 0, the engine's default options) and
 the table says, per row: games, time losses, the slowest move against the time it was allowed
 (the clock's time left before the move, or the fixed move time of `st=`), and the mean and 99th
-percentile of each move's overshoot past the engine's own budget (what `mallard.engines.timeman` gives
-for the limits the runner sent, `Move Overhead` taken off as the engine does). Move times are
+percentile of each move's overshoot past the engine's own budget (what `mallard.engines.timeman`
+gives for the limits the runner sent, `Move Overhead` taken off as the engine does). Move times are
 the runner's: from writing `go` to reading `bestmove`, as cutechess-cli measures them.
 
 A clock is replayed from the recorded move times to know what each `go` said; the losing move of
 a time loss counts with the time the runner recorded for it. Each row is written (and flushed) as
 soon as its games end; the reasons of time losses and other failures follow the table.
 
-`mallard.protocol.cli` dispatches `mallard bench timing` here and checks `--controls` with `parse_control`.
-The engine is run as a process (`ENGINE_COMMAND`); the one thing taken from it in-process is the
-default `Move Overhead`, to compute the budget the engine gave itself.
+`mallard.protocol.cli` dispatches `mallard bench timing` here and checks `--controls` with
+`parse_control`. The engine is run as a process (`ENGINE_COMMAND`); the one thing taken from it
+in-process is the default `Move Overhead`, to compute the budget the engine gave itself.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """Dask clusters for the match runner and the tools: `open_cluster(address)`.
 
-`Cluster.pool()` is a `mallard.engines.workpool.WorkPool` whose calls run on the workers (book chunks,
-self-play games); the match runner's executor is `mallard.tournaments.executors.DaskExecutor`.
+`Cluster.pool()` is a `mallard.engines.workpool.WorkPool` whose calls run on the workers (book
+chunks, self-play games); the match runner's executor is
+`mallard.tournaments.executors.DaskExecutor`.
 
 An address is `tcp://HOST:PORT` (a running `dask scheduler`; `tls://` works the same way) or
 `local[:N]` (a `LocalCluster` of N single-threaded worker processes on this machine, N defaulting

@@ -8,8 +8,8 @@ are their own processes; the referee of each game is a thread with its own pool 
 processes, reused from game to game; a `StartGate` holds every game's first move while an engine
 of another game is still starting.
 
-`DaskExecutor` runs the games on a Dask cluster (`mallard.tournaments.cluster`): a job travels as its
-dict, the record comes back as its dict. Each worker thread keeps one `EnginePool` per match
+`DaskExecutor` runs the games on a Dask cluster (`mallard.tournaments.cluster`): a job travels as
+its dict, the record comes back as its dict. Each worker thread keeps one `EnginePool` per match
 (`_play_on_worker`), so engines are reused from game to game there too. A game whose worker dies
 is run again from its start by the scheduler on another worker; every start announces itself
 (`log_event` on the match's topic), so the coordinator counts the retries (`retries(index)`).

@@ -73,7 +73,8 @@ def game_pgn(record: GameRecord, event: str = "?", site: str = "?") -> str:
     if record.started_at:
         tags.append(("GameStartTime", record.started_at))
     seconds = record.duration_ms // 1000
-    tags.append(("GameDuration", f"{seconds // 3600:02d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"))
+    tags.append(("GameDuration",
+                 f"{seconds // 3600:02d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"))
     head = "\n".join(f'[{name} "{_escape(value)}"]' for name, value in tags)
 
     first_ply = _first_ply(start_fen)

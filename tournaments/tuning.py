@@ -403,7 +403,8 @@ def fit(positions: Positions, start: np.ndarray, *, ridges=(1e-8, 1e-7, 1e-6, 1e
             best, best_error, best_ridge = weights, watched, ridge
     best = best.astype(np.int64)
     return Fit(scale=scale, weights=best,
-               before=(error(train_x, train_y, start, scale), error(valid_x, valid_y, start, scale)),
+               before=(error(train_x, train_y, start, scale),
+                       error(valid_x, valid_y, start, scale)),
                after=(error(train_x, train_y, best, scale), error(valid_x, valid_y, best, scale)),
                ridge=best_ridge, training=len(train_y), validation=len(valid_y))
 

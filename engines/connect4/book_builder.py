@@ -4,9 +4,9 @@
 that each level's search probes the levels below it; the workers of a `WorkPool` (local
 processes, or a Dask cluster's) solve fixed-size chunks, and each finished chunk is kept on disk
 here, so an interrupted build resumes where it stopped; a lock on that work directory keeps a
-second build of the same book from writing into it (it is refused at once, naming the first). The result is a `book.Book` file (see
-`book.py` for the format and where books are looked up); the solves are exact, so where the
-chunks ran does not change a byte of it.
+second build of the same book from writing into it (it is refused at once, naming the first). The
+result is a `book.Book` file (see `book.py` for the format and where books are looked up); the
+solves are exact, so where the chunks ran does not change a byte of it.
 """
 
 from __future__ import annotations

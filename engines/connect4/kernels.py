@@ -43,7 +43,8 @@ C_TT_BITS, C_STOP, C_BOOK_SIZE, C_BUSY_MASK = 7, 8, 9, 10
 C_W, C_H, C_BOTTOM, C_BOARD, C_AREA, C_FOUR_WIDE = 16, 17, 18, 19, 20, 21
 C_ORDER = 32       # W entries: columns from the centre outwards
 C_COLUMN = 64      # W entries: mask of every cell of column c
-C_MOVE_BUFFER = 96  # 2 * (area + 1) * W entries: per ply the sorted moves, then each column's threats
+C_MOVE_BUFFER = 96  # 2 * (area + 1) * W entries: per ply the sorted moves,
+                    # then each column's threats
 
 ABORT_POLL_MASK = 4095
 # threads defer a child another thread is searching only with this many empty cells or more:
@@ -151,7 +152,8 @@ def winning_cells(pos, mask, ctx):
 
 @njit(cache=True, nogil=True)
 def _line_of_four(free, shift):
-    return (free & (free >> shift) & (free >> (shift + shift)) & (free >> (shift + shift + shift))) != U0
+    return (free & (free >> shift) & (free >> (shift + shift))
+            & (free >> (shift + shift + shift))) != U0
 
 
 @njit(cache=True, nogil=True)
@@ -311,8 +313,9 @@ def move_priority(threats, opponent_threats):
 def negamax(cur, mask, moves, alpha, beta, ctx, tt, book, busy, opponent_threats):
     """Score of a position where the side to move cannot win at once, within (alpha, beta).
 
-    `opponent_threats` is the opponent's `winning_cells` when the caller knows it, else UNKNOWN_THREATS.
-    Fail-soft at cut-offs: a returned value >= beta is a lower bound, <= alpha an upper bound.
+    `opponent_threats` is the opponent's `winning_cells` when the caller knows it, else
+    UNKNOWN_THREATS. Fail-soft at cut-offs: a returned value >= beta is a lower bound, <= alpha an
+    upper bound.
     """
     ctx[C_NODES] += 1
     if (ctx[C_NODES] & ABORT_POLL_MASK) == 0:

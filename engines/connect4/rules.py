@@ -193,7 +193,8 @@ class Connect4Position(Position):
             if landing > self.height:
                 raise MoveError(f"'{raw}': column {square[0]} is full")
             if rank != landing:
-                raise MoveError(f"'{raw}': a stone dropped in column {square[0]} lands on rank {landing}")
+                raise MoveError(f"'{raw}': a stone dropped in column {square[0]} lands on rank "
+                                f"{landing}")
             return column
         if len(lower) == 1 and lower in FILES[: self.width]:
             column = FILES.index(lower)
@@ -253,7 +254,8 @@ class Connect4Game(Game):
         self.variant = "cfour"
 
     def __eq__(self, other) -> bool:
-        return isinstance(other, Connect4Game) and (self.width, self.height) == (other.width, other.height)
+        return (isinstance(other, Connect4Game)
+                and (self.width, self.height) == (other.width, other.height))
 
     def __hash__(self) -> int:
         return hash(("cfour", self.width, self.height))

@@ -4,8 +4,8 @@
 buffers), the transposition table and the book array. Scores follow Pons' convention (see
 `kernels.py`); `solve` is exact, a weak solve returns -1/0/1. `reset()` gives the next search a
 fresh table in O(1) (generation bump).
-The table is allocated and touched by `mallard.engines.tables` when the size is set (1..MAX_HASH_MB MB,
-and only what the machine's memory holds); a refused size keeps the old table.
+The table is allocated and touched by `mallard.engines.tables` when the size is set
+(1..MAX_HASH_MB MB, and only what the machine's memory holds); a refused size keeps the old table.
 
 Threads: with `threads` > 1 every thread runs the same search (a solve or a null-window test),
 each with its own `ctx` (counters, move buffers, stop flag), all sharing the one lock-free table

@@ -9,7 +9,8 @@ as Markdown tables here, and the game's bench signature.
   and UCI `bench` compute through a protocol session.
 - The enumeration check (`enumeration_bench`): the full enumeration of (piece move, duck square)
   pairs against the exception search without quiescence, values compared.
-- Self-play (`self_play`): two evaluation configurations in process (`mallard.engines.duck.selfplay`).
+- Self-play (`self_play`): two evaluation configurations in process
+  (`mallard.engines.duck.selfplay`).
 
 The tables (`bench_duck_perft`, `bench_duck`, `bench_duck_match`) go to the stream the caller
 passes, a row as soon as it is known: leaves, correctness, seconds and Mleaves/s per perft

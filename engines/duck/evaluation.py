@@ -85,7 +85,7 @@ KING_EXPOSURE = 4  # penalty per empty square on the eight lines out of the king
 DOUBLED, ISOLATED = 12, 10  # penalties per pawn
 PASSED = (0, 5, 10, 20, 35, 55, 80, 0)  # passed pawn bonus by rank from its owner's side
 ENDGAME_KING = 0  # penalty per king step from the centre, per endgame step (`endgame_steps`)
-LONE_KING = (20, 10)  # against a lone king: per step of it from the centre, per step nearer the kings
+LONE_KING = (20, 10)  # against a lone king: per step from the centre, per step nearer the kings
 # </weights>
 
 # The weights as one vector, and the features the evaluation counts, in the same order:
@@ -151,7 +151,7 @@ def weights_source(vector) -> str:
               f"ENDGAME_KING = {values[F_ENDGAME_KING]}  # penalty per king step from the centre, "
               "per endgame step (`endgame_steps`)",
               f"LONE_KING = {row(values[F_LONE_KING:N_FEATURES])}  # against a lone king: per "
-              "step of it from the centre, per step nearer the kings",
+              "step from the centre, per step nearer the kings",
               WEIGHTS_END]
     return "\n".join(lines) + "\n"
 
@@ -353,6 +353,7 @@ def features(state, out):
     out[F_DOUBLED] = b_doubled - w_doubled
     out[F_ISOLATED] = b_isolated - w_isolated
     for rank in range(8):
-        out[F_PASSED + rank] = ((w_passed >> (4 * rank)) & NIBBLE) - ((b_passed >> (4 * rank)) & NIBBLE)
+        out[F_PASSED + rank] = (((w_passed >> (4 * rank)) & NIBBLE)
+                                - ((b_passed >> (4 * rank)) & NIBBLE))
     out[F_ENDGAME_KING] = _endgame_king(state)
     out[F_LONE_KING], out[F_LONE_KING + 1] = lone_king(state)

@@ -354,7 +354,8 @@ def _castling(state, out, n, frm, side, duck):
 
 @njit(cache=True, nogil=True, _nrt=False)
 def is_capture(state, move):
-    return state[(move >> MOVE_TO_SHIFT) & 0x7F] != 0 or (move >> MOVE_KIND_SHIFT) & 3 == KIND_EN_PASSANT
+    return (state[(move >> MOVE_TO_SHIFT) & 0x7F] != 0
+            or (move >> MOVE_KIND_SHIFT) & 3 == KIND_EN_PASSANT)
 
 
 @njit(cache=True, nogil=True, _nrt=False)

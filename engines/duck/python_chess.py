@@ -5,12 +5,13 @@ its `Board` and `Move` classes. This module gives it Duck Chess without changing
 
 - `DuckMove` is a `chess.Move` that also carries the duck's square; `uci()` is Fairy-Stockfish's
   `e2e4,e4d5` (`b7b8q,b8a1`, castling as the king's move `e1g1,g1e1`).
-- `DuckBoard` is a `chess.Board` whose rules are ours (`mallard.engines.duck.rules`), never python-chess's
-  chess legality: no check, a captured king loses, a side without a move wins (fowling), the
-  50-move rule and threefold repetition (the duck's square counted) are draws a player may claim.
-  Its class attribute `uci_variant = "duck"` makes `chess.engine` send `UCI_Variant duck`, and
-  `parse_uci`/`push_uci` read the engines' `info pv`/`bestmove` moves. Methods of `chess.Board`
-  that mean nothing here (check, pins, EPD, Chess960, xboard moves) raise `DuckChessUnsupported`.
+- `DuckBoard` is a `chess.Board` whose rules are ours (`mallard.engines.duck.rules`), never
+  python-chess's chess legality: no check, a captured king loses, a side without a move wins
+  (fowling), the 50-move rule and threefold repetition (the duck's square counted) are draws a
+  player may claim. Its class attribute `uci_variant = "duck"` makes `chess.engine` send
+  `UCI_Variant duck`, and `parse_uci`/`push_uci` read the engines' `info pv`/`bestmove` moves.
+  Methods of `chess.Board` that mean nothing here (check, pins, EPD, Chess960, xboard moves) raise
+  `DuckChessUnsupported`.
 - Importing the module registers `DuckBoard` with `chess.variant.find_variant` (the list
   python-chess reads `[Variant "..."]` tags from), so `chess.pgn` builds a `DuckBoard` for a duck
   game and `chess.pgn.Game.from_board(board)` writes `[Variant "duck"]` PGN.
@@ -195,7 +196,8 @@ class _DuckLegalMoves(chess.LegalMoveGenerator):
 # --- the board -----------------------------------------------------------------------------------
 
 class DuckBoard(chess.Board):
-    """A `chess.Board` playing Duck Chess by the rules of `mallard.engines.duck` (see the module text).
+    """A `chess.Board` playing Duck Chess by the rules of `mallard.engines.duck` (see the module
+    text).
 
     `duck` is the duck's square (`None` before the first move); the FEN writes it `*`.
     """

@@ -136,7 +136,8 @@ class DuckPosition(Position):
         """The legal piece moves (without duck squares)."""
         if self._piece_moves is None:
             buffer = np.empty(MAX_MOVES, dtype=np.int64)
-            count = _kernels().generate_piece_moves(self._scratch_state(), buffer, 0, self.state[S_DUCK])
+            count = _kernels().generate_piece_moves(self._scratch_state(), buffer, 0,
+                                                    self.state[S_DUCK])
             self._piece_moves = buffer[:count]
         return self._piece_moves
 

@@ -52,8 +52,8 @@ windows only, they and the quiescence pieces away from mate scores.
 With every bit off the search is exact: it equals the full (piece move, duck square) enumeration
 (`enumeration`).
 
-Threads: helpers search the same root on a shared table (lazy SMP, `mallard.engines.driver`) and split
-the work as ABDADA does: a node defers a move whose child another thread is searching to a
+Threads: helpers search the same root on a shared table (lazy SMP, `mallard.engines.driver`) and
+split the work as ABDADA does: a node defers a move whose child another thread is searching to a
 second pass over its moves (`busy`, BUSY_SLOTS). The order of moves changes, never what a node
 may conclude from them; with ctx[C_BUSY_MASK] 0 (one thread) nothing is deferred. A mark carries
 its thread's tag (ctx[C_THREAD_TAG]): unlike UTTT's and Connect Four's, a duck position can come

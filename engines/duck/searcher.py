@@ -1,10 +1,10 @@
 """The Duck Chess engine behind the common interface: the exception search under the search driver.
 
-`DuckSearcher.search` runs the driver's iterative deepening (`mallard.engines.driver.deepen`: aspiration
-windows, MultiPV, the watchdog and the reports) over `DuckRoot`, the root of
+`DuckSearcher.search` runs the driver's iterative deepening (`mallard.engines.driver.deepen`:
+aspiration windows, MultiPV, the watchdog and the reports) over `DuckRoot`, the root of
 `pv_kernels.search_root` from one position. On a clock it manages its time
-(`mallard.engines.timeman.TimeUse`): it stops deepening early when the best move is stable and thinks
-longer, up to `MAX_STRETCH` budgets, when it changes or the score falls.
+(`mallard.engines.timeman.TimeUse`): it stops deepening early when the best move is stable and
+thinks longer, up to `MAX_STRETCH` budgets, when it changes or the score falls.
 
 The move played carries the duck square the root search chose (each root move's tag, see
 `search_kernels`); when every free square is as good, the duck goes where it blocks most of the
@@ -277,8 +277,8 @@ class DuckSearcher(Searcher):
         self.buffers.set_hash(hash_mb)
 
     def set_threads(self, threads: int) -> None:
-        """Search on `threads` threads sharing the table (lazy SMP, `mallard.engines.driver`); a search
-        with a node limit stays on one, so that it is repeatable."""
+        """Search on `threads` threads sharing the table (lazy SMP, `mallard.engines.driver`); a
+        search with a node limit stays on one, so that it is repeatable."""
         self.helpers = [SearchBuffers(table_of=self.buffers) for _ in range(max(1, threads) - 1)]
 
     def clear(self) -> None:

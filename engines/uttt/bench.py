@@ -16,9 +16,10 @@ Markdown tables here, and the game's bench signature. Every random position is d
    THREADS_PLIES plies (positions the prover solves in a fraction of a second to seconds).
 
 Every solve starts from an empty table (64 MB). `bench_uttt` writes the tables, in this
-order and each row as soon as it is known, to the stream the caller passes. `SIGNATURE` holds positions with more than the
-searcher's `PROVER_MAX_OPEN` open cells: a depth-limited search asks the prover for a slice of
-time only in later positions, and a time slice would make the node count depend on the machine.
+order and each row as soon as it is known, to the stream the caller passes. `SIGNATURE` holds
+positions with more than the searcher's `PROVER_MAX_OPEN` open cells: a depth-limited search asks
+the prover for a slice of time only in later positions, and a time slice would make the node count
+depend on the machine.
 """
 
 from __future__ import annotations

@@ -21,8 +21,9 @@ whose depth is below their own open cells; the children of an exhaustive node ar
 depth is at least the node's open cells). A root searched to at least its open cells is thus an
 exact minimax of the game, draws and mate distances included, whatever the table holds.
 
-Threads: helpers search the same root on the shared table (lazy SMP, `mallard.engines.driver`) and split
-the work as ABDADA does (`busy`, BUSY_SLOTS, below); with ctx[C_BUSY_MASK] 0 nothing is deferred.
+Threads: helpers search the same root on the shared table (lazy SMP, `mallard.engines.driver`) and
+split the work as ABDADA does (`busy`, BUSY_SLOTS, below); with ctx[C_BUSY_MASK] 0 nothing is
+deferred.
 
 The table: buckets of two entries (key, data), the first kept for the deeper search, the second
 always replaced; data = (move + 1) | depth << 8 | flag << 16 | generation << 18 |

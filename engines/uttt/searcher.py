@@ -298,9 +298,9 @@ class UtttSearcher(Searcher):
             raise
 
     def set_threads(self, threads: int) -> None:
-        """Search on `threads` threads sharing the table (lazy SMP, `mallard.engines.driver`), and prove
-        on as many (`Prover`'s threads); a search with a node limit stays on one thread, prover
-        included (it stays repeatable)."""
+        """Search on `threads` threads sharing the table (lazy SMP, `mallard.engines.driver`), and
+        prove on as many (`Prover`'s threads); a search with a node limit stays on one thread,
+        prover included (it stays repeatable)."""
         self.helpers = [SearchBuffers(table_of=self.buffers) for _ in range(max(1, threads) - 1)]
 
     def clear(self) -> None:

@@ -1,8 +1,8 @@
 """One UCI engine subprocess for one board page, driven through the match runner's player code.
 
-`EngineLink` starts the engine with `mallard.tournaments.players.UciPlayer` (the handshake, the variant)
-and then reads its output on a thread of its own, so that `info` lines reach the page as they
-come. Searches are queued in the order they were sent: a UCI engine answers them in that order,
+`EngineLink` starts the engine with `mallard.tournaments.players.UciPlayer` (the handshake, the
+variant) and then reads its output on a thread of its own, so that `info` lines reach the page as
+they come. Searches are queued in the order they were sent: a UCI engine answers them in that order,
 so every `info` line belongs to the oldest search without a `bestmove` yet, and each `bestmove`
 ends that search. A new search first stops the running one; its late lines are still told to
 the caller, marked with their search, which drops them. A variant switch is followed by

@@ -2,8 +2,8 @@
 
 Each game's signature is the node total of its fixed positions searched to a fixed depth from an
 empty table (`engines/<game>/bench.py`, `SIGNATURE`), run as a client's `go depth N` runs
-(`mallard.protocol.signature`). It changes exactly when a search changes what it visits: a commit that
-changes a search must state the new signature in its message and update `SIGNATURES` here (a
+(`mallard.protocol.signature`). It changes exactly when a search changes what it visits: a commit
+that changes a search must state the new signature in its message and update `SIGNATURES` here (a
 change that was meant to keep the search as it was must leave them unchanged). They are the
 numbers `mallard bench` and UCI `bench` print.
 """

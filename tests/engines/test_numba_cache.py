@@ -60,7 +60,8 @@ def _installed_env(site: Path, cache: Path, **extra_env: str) -> dict:
 
 def _first_run(site: Path, cache: Path, **extra_env: str):
     env = _installed_env(site, cache, **extra_env)
-    where = subprocess.run([sys.executable, "-c", "import mallard.engines; print(mallard.engines.__file__)"],
+    where = subprocess.run([sys.executable, "-c",
+                            "import mallard.engines; print(mallard.engines.__file__)"],
                            capture_output=True, text=True, env=env, cwd=site, timeout=120)
     assert Path(where.stdout.strip()).parent == site / "mallard" / "engines", where.stderr
     perft = subprocess.run([sys.executable, "-m", "mallard.protocol.cli", "perft", "uttt", "2"],
@@ -99,7 +100,8 @@ def test_engines_started_together_on_a_new_cache_both_load_the_prebuilt_code(tmp
     half-copied file would be taken for damage, and the cache removed under the other)."""
     site = _installed_copy(tmp_path)
     env = _installed_env(site, tmp_path / "cache")
-    players = [subprocess.Popen([sys.executable, "-m", "mallard.protocol.cli", "perft", "uttt", "2"],
+    players = [subprocess.Popen([sys.executable, "-m", "mallard.protocol.cli",
+                                 "perft", "uttt", "2"],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                 env=env, cwd=site) for _ in range(3)]
     for player in players:

@@ -47,7 +47,8 @@ class _Lines:
             try:
                 line = self.next(remaining)
             except queue.Empty:
-                raise TimeoutError(f"no matching line within {timeout} s; got {got[-10:]}") from None
+                raise TimeoutError(
+                    f"no matching line within {timeout} s; got {got[-10:]}") from None
             if line is None:
                 raise EOFError(f"the engine ended; got {got[-10:]}")
             got.append(line)

@@ -48,8 +48,8 @@ def server():
     os.environ["PYTHONPATH"] = str(ROOT)  # the engine subprocesses run this checkout
     # compiled first: after an edit of the engines' sources their kernels compile again (a
     # minute or more on a busy machine), which a page's wait must not have to cover
-    subprocess.run([sys.executable, "-m", "mallard.protocol.cli", "warmup"], check=True, timeout=900,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    subprocess.run([sys.executable, "-m", "mallard.protocol.cli", "warmup"], check=True,
+                   timeout=900, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     app = create_app(ENGINE)
     listener = _listen("127.0.0.1", 0)
     config = uvicorn.Config(app, log_level="warning", ws="auto", lifespan="on")

@@ -283,7 +283,8 @@ def test_without_the_extra_board_says_what_to_install(monkeypatch):
 
 def test_the_command_prints_its_address_and_serves_the_page():
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    process = subprocess.Popen([sys.executable, "-m", "mallard.protocol.cli", "board", "--port", "0"],
+    process = subprocess.Popen([sys.executable, "-m", "mallard.protocol.cli", "board",
+                                "--port", "0"],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                env=env)
     try:
@@ -310,8 +311,8 @@ def test_the_command_prints_its_address_and_serves_the_page():
 
 def test_another_host_than_loopback_is_served_with_a_warning():
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    process = subprocess.Popen([sys.executable, "-m", "mallard.protocol.cli", "board", "--port", "0",
-                                "--host", "0.0.0.0"], stdout=subprocess.PIPE,
+    process = subprocess.Popen([sys.executable, "-m", "mallard.protocol.cli", "board",
+                                "--port", "0", "--host", "0.0.0.0"], stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True, env=env)
     try:
         assert process.stdout.readline().startswith("mallard board: http://0.0.0.0:")

@@ -9,8 +9,8 @@ from mallard.engines.connect4.testsets import load
 
 
 def run_solve(stdin: str, *args: str):
-    process = subprocess.run([sys.executable, "-m", "mallard.protocol.cli", "solve", *args], input=stdin,
-                             capture_output=True, text=True, timeout=300)
+    process = subprocess.run([sys.executable, "-m", "mallard.protocol.cli", "solve", *args],
+                             input=stdin, capture_output=True, text=True, timeout=300)
     return process.returncode, process.stdout, process.stderr
 
 
@@ -66,8 +66,8 @@ def test_unsupported_board_size_is_a_clear_error():
 @pytest.mark.parametrize("argv", [["bench", "nope"], ["book"],
                                   ["bench", "connect4", "--set", "nope"]])
 def test_bad_command_lines_exit_with_usage(argv):
-    process = subprocess.run([sys.executable, "-m", "mallard.protocol.cli", *argv], capture_output=True,
-                             text=True, timeout=60)
+    process = subprocess.run([sys.executable, "-m", "mallard.protocol.cli", *argv],
+                             capture_output=True, text=True, timeout=60)
     assert process.returncode == 2 and "usage" in process.stderr
 
 

@@ -109,7 +109,8 @@ def test_pychess_worker_bare_trailing_moves_and_duck_fen(engine):
 
 def test_go_tokens_in_any_order_and_searchmoves(engine):
     engine.send("position startpos")
-    move, _ = bestmove(engine, "go nodes 5000 depth 3 movetime 5000 searchmoves a2a3,a3a4 b1c3,c3c6")
+    move, _ = bestmove(engine, "go nodes 5000 depth 3 movetime 5000 "
+                               "searchmoves a2a3,a3a4 b1c3,c3c6")
     assert move in ("a2a3,a3a4", "b1c3,c3c6")
     engine.send("setoption name UCI_Variant value cfour", "position startpos")
     move, _ = bestmove(engine, "go searchmoves P@a1 P@g1 depth 5")
@@ -299,7 +300,8 @@ def test_ugi_session():
     assert got[:3] == ["response true", "response false", "response none"]
     e.send("go p1time 10000 p2time 10000 p1inc 100 p2inc 100")
     words = e.until("bestmove")[-1].split()
-    assert len(words) == 2 and words[1] in pyffish.legal_moves("cfour", pyffish.start_fen("cfour"), [])
+    assert (len(words) == 2
+            and words[1] in pyffish.legal_moves("cfour", pyffish.start_fen("cfour"), []))
     e.send("position startpos moves P@a1 P@b1 P@a2 P@b2 P@a3 P@b3 P@a4",
            "query p1turn", "query gameover", "query result")
     assert e.until("response", 10) and e.drain(0.2)[:2] == ["response true", "response p1win"]

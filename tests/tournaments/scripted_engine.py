@@ -5,11 +5,11 @@ pyffish (Fairy-Stockfish's rules), not from our own rules.
 
 Behaviours: `random` (a random legal move), `first` (the first legal move in pyffish's order),
 `illegal` (an illegal move at its N-th `go`), `garbage` (an unparsable `bestmove` line at its
-N-th go), `crash` (exits with status 1 at its N-th go, saying so on stderr), `hang` (never answers its N-th go), `slow` (sleeps
-`--delay` seconds before each move), `slowstart` (sleeps `--delay` before the handshake
-answer), `mute` (never answers the handshake), `san` (answers in SAN instead of UCI notation),
-`slowplay` (GTP: sleeps `--delay` before acknowledging each `play`), `flood` (2 GB without a
-newline at its N-th go), `none` (`bestmove (none)` at its N-th go), `slowload` (sleeps
+N-th go), `crash` (exits with status 1 at its N-th go, saying so on stderr), `hang` (never answers
+its N-th go), `slow` (sleeps `--delay` seconds before each move), `slowstart` (sleeps `--delay`
+before the handshake answer), `mute` (never answers the handshake), `san` (answers in SAN instead of
+UCI notation), `slowplay` (GTP: sleeps `--delay` before acknowledging each `play`), `flood` (2 GB
+without a newline at its N-th go), `none` (`bestmove (none)` at its N-th go), `slowload` (sleeps
 `--delay` after each `UCI_Variant`, and each move's `info string` says whether its `go` was
 sent after the `readyok` that followed the switch).
 `--score CP` makes it report that score with every move (for adjudication tests).

@@ -163,7 +163,8 @@ def test_a_second_runner_on_the_same_database_is_refused_at_once(tmp_path):
     """A second `mallard match` on one -db printed 'Started game 1..8' and 'Finished match' and
     stored nothing: the first runner owns the schedule. Now it is refused before any game."""
     db = tmp_path / "games.sqlite"
-    arguments = ["-variant", "duck", *engine_args("alpha", "--behaviour", "slow", "--delay", "0.02"),
+    arguments = ["-variant", "duck",
+                 *engine_args("alpha", "--behaviour", "slow", "--delay", "0.02"),
                  *engine_args("beta"), "-games", "6", "-maxmoves", "10", "-db", str(db)]
     first = subprocess.Popen(ENGINE_COMMAND + ["match", *arguments], stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True)

@@ -126,7 +126,8 @@ def test_the_fit_finds_the_weights_that_made_the_results():
     assert fitted.ridge == 1e-8
     knight, bishop, rook = fitted.weights[KNIGHT:KNIGHT + 3]
     true_bishop, true_rook = truth[KNIGHT] / truth[KNIGHT + 1], truth[KNIGHT] / truth[KNIGHT + 2]
-    assert abs(knight / bishop / true_bishop - 1) < 0.1 and abs(knight / rook / true_rook - 1) < 0.16
+    assert (abs(knight / bishop / true_bishop - 1) < 0.1
+            and abs(knight / rook / true_rook - 1) < 0.16)
     assert fitted.after[1] < fitted.before[1] - 0.01
     # the terms the search leaves off (king exposure) keep their weights
     assert fitted.weights[evaluation.F_EXPOSURE] == start[evaluation.F_EXPOSURE]
@@ -195,7 +196,8 @@ def test_search_scores_come_from_a_mallard_process_for_white(tmp_path):
     no_queen = "rnb1kbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR {} KQkq - 0 1"
     texts = [no_queen.format("w"), no_queen.format("b"), "4k3/4R3/8/8/8/8/8/4K3 w - - 0 1",
              no_queen.format("w")]
-    config = EngineConfig(name="labels", command=[sys.executable, "-m", "mallard.protocol.cli", "uci"],
+    config = EngineConfig(name="labels",
+                          command=[sys.executable, "-m", "mallard.protocol.cli", "uci"],
                           tc=TimeControl().with_limits(nodes=2000))
     known: dict = {}
     scores = search_scores(texts, config, jobs=2, known=known)
@@ -331,7 +333,8 @@ def test_the_command_fits_only_the_positions_a_scores_file_holds(tmp_path):
 
 @pytest.mark.parametrize("arguments, message", [
     (["tune", "duck", "{tmp}/missing.sqlite"], "no match database '{tmp}/missing.sqlite'"),
-    (["tune", "duck", "x.sqlite", "--validation", "1"], "argument --validation: 1.0 is not below 1"),
+    (["tune", "duck", "x.sqlite", "--validation", "1"],
+     "argument --validation: 1.0 is not below 1"),
     (["tune", "duck", "x.sqlite", "--ridges", "1e-7,nan"],
      "argument --ridges: 'nan' is not a finite"),
     (["tune", "uttt", "x.sqlite"], "invalid choice: 'uttt'"),

@@ -48,7 +48,8 @@ def minimax(columns, width, height):
 
 
 def columns_of(sequence, width):
-    """The column tuples after playing 0-based columns; None when a move is illegal or ends the game."""
+    """The column tuples after playing 0-based columns; None when a move is illegal or ends the
+    game."""
     columns = [()] * width
     for i, column in enumerate(sequence):
         columns[column] = columns[column] + (i & 1,)

@@ -89,7 +89,8 @@ def _check_book_against_search(bitbully, played: int, sampled: int, seed: int) -
         if not _wins_at_once(position, solver.ctx):
             positions.append(position)
     keys = bitbully.keys()
-    positions += [_position_from_key(int(keys[i])) for i in rng.sample(range(bitbully.size), sampled)]
+    positions += [_position_from_key(int(keys[i]))
+                  for i in rng.sample(range(bitbully.size), sampled)]
     wrong = []
     for position in positions:
         assert not _wins_at_once(position, solver.ctx)
@@ -226,7 +227,8 @@ def test_enumerated_levels_match_a_brute_force_count():
     seen = [set() for _ in range(5)]
 
     def walk(position):
-        key = min(position.key(), int(K.mirror_key(np.uint64(position.key()), K.make_context(4, 4))))
+        key = min(position.key(),
+                  int(K.mirror_key(np.uint64(position.key()), K.make_context(4, 4))))
         seen[position.moves].add(key)
         if position.moves < 4:
             for column in position.legal_moves():

@@ -61,7 +61,8 @@ def test_text_forms_round_trip(seed):
 def test_move_notations():
     position = GAME.parse_sequence("44")
     assert position.format_move(3) == "P@d3"
-    assert position.parse_move("P@d3") == 3 == position.parse_move("p@d3") == position.parse_move("d")
+    assert (position.parse_move("P@d3") == 3 == position.parse_move("p@d3")
+            == position.parse_move("d"))
     assert position.parse_move("4") == 3
     assert position.from_action(3) == 3 and position.to_action(3) == 3
 

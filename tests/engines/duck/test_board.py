@@ -83,7 +83,8 @@ def test_ray_tables_match_geometry():
 
 @pytest.mark.parametrize("seed", range(4))
 def test_is_blocked_equals_path_geometry(game, seed):
-    """A duck blocks a move exactly when it stands on the move's path (castling: between K and R)."""
+    """A duck blocks a move exactly when it stands on the move's path
+    (castling: between K and R)."""
     for position in random_positions(game, 10, seed):
         state = position.state.copy()
         buffer = np.empty(MAX_MOVES, dtype=np.int64)

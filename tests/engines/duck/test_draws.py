@@ -53,7 +53,8 @@ def test_a_repeated_position_is_a_draw_on_the_duck_squares_it_repeats_with(game)
     assert node_values(position, [(key ^ 1, parse_square("d4"))]) == free
     value, rx, re, _ = node_values(position, [(key, parse_square("d4"))])
     assert (value, rx) == (0, parse_square("d4")) and re > 300
-    value, rx, re, rx2 = node_values(position, [(key, parse_square("d4")), (key, parse_square("f6"))])
+    value, rx, re, rx2 = node_values(position, [(key, parse_square("d4")),
+                                                (key, parse_square("f6"))])
     assert (value, re) == (0, 0) and {rx, rx2} == {parse_square("d4"), parse_square("f6")}
 
 

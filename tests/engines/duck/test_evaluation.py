@@ -256,7 +256,8 @@ def test_slider_attacks_and_capturing_pawns_against_a_walk_of_the_board():
                 f, r = f + df, r + dr
         found = bitboards.slider_attacks(b, kind, bitboards._signed(occupied))
         assert found == bitboards._signed(walked), (b, kind, hex(occupied))
-        assert bitboards.count(found) == bitboards.slider_reach(b, kind, bitboards._signed(occupied))
+        assert (bitboards.count(found)
+                == bitboards.slider_reach(b, kind, bitboards._signed(occupied)))
         pawns = rng.getrandbits(64) & 0x00FFFFFFFFFFFF00  # never on the first or last rank
         targets = rng.getrandbits(64)
         for side, ahead in ((0, 1), (1, -1)):

@@ -43,8 +43,8 @@ def test_fowling_position_has_no_children(game):
 
 
 def run_cli(*args):
-    return subprocess.run([sys.executable, "-m", "mallard.protocol.cli", *args], capture_output=True,
-                          text=True, timeout=300)
+    return subprocess.run([sys.executable, "-m", "mallard.protocol.cli", *args],
+                          capture_output=True, text=True, timeout=300)
 
 
 def test_cli_perft_prints_nodes_searched():

@@ -1,6 +1,6 @@
-"""`mallard.engines.duck.python_chess` (issue 18): python-chess's `Board`, `chess.engine` and `chess.pgn`
-playing Duck Chess on our rules, checked against pyffish (Fairy-Stockfish's rules) and against a
-real `mallard uci` subprocess and `mallard match` PGN."""
+"""`mallard.engines.duck.python_chess` (issue 18): python-chess's `Board`, `chess.engine` and
+`chess.pgn` playing Duck Chess on our rules, checked against pyffish (Fairy-Stockfish's rules) and
+against a real `mallard uci` subprocess and `mallard match` PGN."""
 
 from __future__ import annotations
 

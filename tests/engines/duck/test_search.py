@@ -336,7 +336,8 @@ def test_losing_capture_pruning_knows_who_takes_back_as_pyffish_does(game):
             mover, target = board[text[:2]], board.get(text[2:4], "*")
             if target in "*" or (move >> MOVE_KIND_SHIFT) & 3 == KIND_EN_PASSANT:
                 continue
-            after = pyffish.get_fen("duck", fen, [next(m for m in full_moves if m.startswith(text))])
+            after = pyffish.get_fen("duck", fen,
+                                    [next(m for m in full_moves if m.startswith(text))])
             takers = [board[m[:2]] for m in pyffish.legal_moves("duck", after, [])
                       if m[2:4] == text[2:4] and board.get(m[:2], "").lower() in ("p", "n")]
             cheapest = min((PIECE_WORTH[taker.lower()] for taker in takers), default=0)

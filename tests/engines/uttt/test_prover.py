@@ -1,5 +1,5 @@
-"""The df-pn prover (`mallard.engines.uttt.prover`) against the reference page's proven positions and
-against an exhaustive minimax written here (plain Python over the rules' move generator, no
+"""The df-pn prover (`mallard.engines.uttt.prover`) against the reference page's proven positions
+and against an exhaustive minimax written here (plain Python over the rules' move generator, no
 pruning, no proof numbers), with and without the critical-board analysis; the soundness of every
 static decision and pruned move; stopping; the `mallard prove` command line."""
 
