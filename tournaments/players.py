@@ -154,15 +154,17 @@ class EngineProcess:
         except (OSError, ValueError):
             pass
 
-    def exit_detail(self) -> str:
-        """How the engine ended (`exit status 3; stderr: ...`), or "" while it runs. Called
-        when its pipes closed: it is exiting, so this waits a moment for its status and for
-        its last stderr line."""
+    def exit_detail(self, wait_s: float = 0.0) -> str:
+        """How the engine ended (`exit status 3; stderr: ...`), or "" while it runs. A caller
+        that may block (a reader thread) passes `wait_s`: an engine whose stdout closed is
+        exiting, and its status and last stderr line come a moment later."""
         try:
-            code = self.process.wait(STDERR_WAIT_S)
+            code = self.process.wait(wait_s) if wait_s else self.process.poll()
         except subprocess.TimeoutExpired:
+            code = None
+        if code is None:
             return ""
-        self._stderr_reader.join(STDERR_WAIT_S)
+        self._stderr_reader.join(wait_s)
         if code < 0:
             try:
                 status = f"killed by {signal.Signals(-code).name}"
@@ -192,6 +194,7 @@ class EngineProcess:
             self.process.stdin.flush()
         except (OSError, ValueError):
             self.ended = True
+            # no wait: `send` may run on a server's event loop
             raise EngineDisconnected("the engine closed its input", self.exit_detail()) from None
 
     def next_line(self, deadline_ns: Optional[int], skip_blank: bool = True) -> tuple[int, str]:
@@ -212,7 +215,7 @@ class EngineProcess:
                 raise EngineTimeout("no answer in time") from None
             if text is None:
                 self.ended = True
-                raise EngineDisconnected("the engine exited", self.exit_detail())
+                raise EngineDisconnected("the engine exited", self.exit_detail(STDERR_WAIT_S))
             if text is OVERLONG_LINE:
                 raise EngineProtocolError(f"a line longer than {MAX_LINE_BYTES // (1 << 20)} MB")
             if text.strip() or not skip_blank:
