@@ -91,8 +91,8 @@ class EngineLink:
         self._idents = itertools.count(1)
         self._closed = False
         self._level: Optional[int] = None  # the Skill Level last sent
-        self._unready = 0  # `isready`s sent after a variant switch and not yet answered
-        self._held: list[str] = []  # the lines sent meanwhile, to send at the last `readyok`
+        self._awaiting_ready = False  # an `isready` after a variant switch is unanswered
+        self._held: list[str] = []  # the lines given meanwhile, in order, sent at its `readyok`
 
     def start(self, timeout_ms: int = 60_000) -> None:
         """Start the engine and run the handshake (blocking); EngineError when it fails."""
@@ -121,26 +121,30 @@ class EngineLink:
         return self.player is not None and option.lower() in self.player.declared
 
     def _send(self, line: str) -> None:
-        """Send `line`, or hold it while a variant loads; call with `_lock` held."""
+        """Send `line`, or hold it while a variant loads; call with `_lock` held. An `isready`
+        sent makes the lines after it wait for its `readyok`."""
         if self.player is None:
             raise EngineError("the engine is not running")
-        if self._unready:
+        if self._awaiting_ready:
             self._held.append(line)
-        else:
-            self.player.process.send(line)
+            return
+        self.player.process.send(line)
+        self._awaiting_ready = line == "isready"
 
     def _answered_ready(self) -> None:
+        """Send the held lines, up to and including the next `isready` among them (a second
+        switch of game while the first loaded), which holds the rest again."""
         with self._lock:
-            if not self._unready:
+            if not self._awaiting_ready:
                 return
-            self._unready -= 1
-            if not self._unready:
-                held, self._held = self._held, []
-                try:
-                    for line in held:
-                        self.player.process.send(line)
-                except EngineError:
-                    pass  # the engine is gone: the reader's next line says so to the caller
+            self._awaiting_ready = False
+            held, self._held = self._held, []
+            try:
+                while held and not self._awaiting_ready:
+                    self._send(held.pop(0))
+            except EngineError:
+                held = []  # the engine is gone: the reader's next line says so to the caller
+            self._held = held + self._held
 
     def set_variant(self, variant: str) -> None:
         """Play another game from now on (the running search is stopped)."""
@@ -150,7 +154,6 @@ class EngineLink:
             self._send(f"setoption name UCI_Variant value {variant}")
             self._send("ucinewgame")
             self._send("isready")
-            self._unready += 1
 
     def go(self, root_fen: Optional[str], moves: list[str], go_arguments: str, purpose: str,
            multipv: int = 1, context: Any = None, level: Optional[int] = None) -> Search:

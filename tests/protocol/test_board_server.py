@@ -236,7 +236,8 @@ SLOW_LOADING_ENGINE = [sys.executable, str(ROOT / "tests" / "tournaments" / "scr
 
 def test_a_search_after_a_variant_switch_is_sent_once_the_engine_has_loaded_it():
     """The engine takes 0.5 s to load a game: the link's `go` (and a `stop` given meanwhile)
-    wait for the `readyok` that follows the switch, so a move's time is not spent loading."""
+    wait for the `readyok` that follows the switch, so a move's time is not spent loading; two
+    switches in a row each wait for theirs."""
     import pyffish
 
     from mallard.protocol.board.engine import EngineLink
@@ -270,6 +271,12 @@ def test_a_search_after_a_variant_switch_is_sent_once_the_engine_has_loaded_it()
         strings, move = answer(search)
         assert search.stopped and strings == ["go after readyok"]
         assert move in pyffish.legal_moves("duck", pyffish.start_fen("duck"), ["e2e4,e4d5"])
+        link.set_variant("cfour")  # two switches before the first has loaded
+        link.set_variant("duck")
+        search = link.go(None, [], "movetime 50", "play")
+        strings, move = answer(search)
+        assert strings == ["go after readyok"]
+        assert move in pyffish.legal_moves("duck", pyffish.start_fen("duck"), [])
     finally:
         link.close()
 
