@@ -651,7 +651,8 @@ class Terminated(KeyboardInterrupt):
 def _sigterm_as_interrupt():
     """While the match runs, SIGTERM (a service manager, `kill`, a cluster's job) raises
     `Terminated` in the main thread, so the running games' engines are killed and the
-    finished games kept, as at Ctrl-C, instead of the process ending where it stands."""
+    finished games kept, as at Ctrl-C, instead of the process ending where it stands. Once
+    either has come, SIGTERM is ignored, so that the cleanup runs whole."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -660,15 +661,24 @@ def _sigterm_as_interrupt():
         signal.signal(signal.SIGTERM, signal.SIG_IGN)  # once: a second must not cut the cleanup
         raise Terminated()
 
+    def interrupt(signum, frame):
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # nor may a SIGTERM cut Ctrl-C's cleanup
+        raise KeyboardInterrupt()
+
     previous = signal.getsignal(signal.SIGTERM)
     if previous is signal.SIG_IGN:  # whoever started us chose to ignore it
         yield
         return
+    previous_interrupt = signal.getsignal(signal.SIGINT)
     signal.signal(signal.SIGTERM, terminate)
+    if previous_interrupt is signal.default_int_handler:
+        signal.signal(signal.SIGINT, interrupt)
     try:
         yield
     finally:
         signal.signal(signal.SIGTERM, previous if previous is not None else signal.SIG_DFL)
+        if previous_interrupt is signal.default_int_handler:
+            signal.signal(signal.SIGINT, previous_interrupt)
 
 
 def _quiet_dask() -> None:

@@ -128,6 +128,7 @@ class EngineProcess:
         self.lines: queue.Queue = queue.Queue(QUEUED_LINES)
         self.ended = False
         self._killed = False
+        self._kill_lock = threading.Lock()
         self.last_stderr = ""  # the last non-blank line the engine wrote on stderr, clipped
         threading.Thread(target=self._read, daemon=True,
                          name=f"engine-{config.name}-reader").start()
@@ -148,9 +149,10 @@ class EngineProcess:
         """Read stderr to its end (an engine never blocks on it), keeping the last line."""
         try:
             for text in read_lines(self.process.stderr):
-                if text is not OVERLONG_LINE and text.strip():
-                    printable = "".join(c if c.isprintable() else "?" for c in text.strip())
-                    self.last_stderr = clip(printable, STDERR_KEPT)
+                if text is OVERLONG_LINE or not text.strip():
+                    continue
+                kept = clip(text.strip(), STDERR_KEPT)  # first: a long line costs no more
+                self.last_stderr = "".join(c if c.isprintable() else "?" for c in kept)
         except (OSError, ValueError):
             pass
 
@@ -238,9 +240,10 @@ class EngineProcess:
         """Kill the engine and everything it started (it runs in its own process group), once:
         later calls do nothing, since the group's number may by then be another's. A thread
         waiting for a line is told that the engine has gone."""
-        if self._killed:
-            return
-        self._killed = True
+        with self._kill_lock:  # the main thread (Ctrl-C) and a game's thread may both call
+            if self._killed:
+                return
+            self._killed = True
         try:
             os.killpg(self.process.pid, signal.SIGKILL)  # also helpers the leader left behind
         except (OSError, AttributeError):

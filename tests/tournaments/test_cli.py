@@ -258,3 +258,34 @@ def test_sigterm_ends_the_match_as_ctrl_c_does_engines_included(tmp_path):
     while _processes_with(marker, runner.pid) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not _processes_with(marker, runner.pid), "the runner ended but its engine lives on"
+
+
+SIGNALS_DURING_CLEANUP = """
+import os, signal
+from mallard.tournaments.cli import _sigterm_as_interrupt
+for first in (signal.SIGINT, signal.SIGTERM):
+    try:
+        with _sigterm_as_interrupt():
+            try:
+                os.kill(os.getpid(), first)
+                for _ in range(10 ** 6):
+                    pass
+                print("no interrupt")
+            except KeyboardInterrupt as interrupt:  # the match's cleanup: no SIGTERM cuts it
+                os.kill(os.getpid(), signal.SIGTERM)
+                for _ in range(10 ** 6):
+                    pass
+                print("cleaned up after", type(interrupt).__name__)
+    except KeyboardInterrupt:
+        print("the cleanup was cut")
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+"""
+
+
+def test_a_sigterm_during_the_cleanup_of_ctrl_c_or_sigterm_is_ignored():
+    done = subprocess.run([sys.executable, "-c", SIGNALS_DURING_CLEANUP], capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["cleaned up after KeyboardInterrupt",
+                                        "cleaned up after Terminated"]
