@@ -19,7 +19,8 @@ For UTTT the page may also prove the whole game (`GameProof`: a process of its o
 an engine takes one of the server's slots): `proofs[i]` is the proven value of `positions[i]`
 (None before its line came). Any change of the moves stops a proof, and so does the analysis
 (both want the cores); a position's value does not depend on the moves that led to it, so the
-proofs of the positions that stay are kept.
+proofs of the positions that stay are kept. A page starts at most one proof per
+`MIN_PROOF_INTERVAL_S`: each start is a new process, which a page must not ask for by the hundred.
 """
 
 from __future__ import annotations
@@ -64,6 +65,7 @@ ANALYSIS_LINES = {"duck": 3, "uttt": 3}  # Connect Four: one line per column
 DEFAULT_MOVETIME_MS = 1000
 MAX_MOVETIME_MS = 600_000
 MAX_PV = 16
+MIN_PROOF_INTERVAL_S = 1.0
 
 
 class CommandError(Exception):
@@ -146,6 +148,7 @@ class BoardSession:
         self._proof_holds_slot = False
         self.proof_limit_s = DEFAULT_LIMIT_S
         self.proof_error: Optional[str] = None
+        self._proof_started = -MIN_PROOF_INTERVAL_S  # time.monotonic() of the last start
         self._tasks: set[asyncio.Task] = set()
         self.closed = False
         self._select(variant)
@@ -711,6 +714,8 @@ class BoardSession:
             raise CommandError("proving a whole game is for Ultimate Tic-Tac-Toe")
         limit = _whole(message, "limit", self.proof_limit_s, MIN_LIMIT_S, MAX_LIMIT_S,
                        "the time per position", "s")
+        if time.monotonic() - self._proof_started < MIN_PROOF_INTERVAL_S:
+            raise CommandError("a proof started less than a second ago: try again in a moment")
         self._stop_proof()  # its slot back first: a new proof replaces it
         if not self.slots.take():
             raise CommandError(f"no process for this proof: the server runs at most "
@@ -727,6 +732,7 @@ class BoardSession:
                 raise CommandError(f"the proof did not start: {error}") from None
             raise
         self.game_proof, self._proof_holds_slot = proof, True
+        self._proof_started = time.monotonic()
         self.proof_limit_s, self.proof_error = limit, None
         self.proofs = [None] * len(self.positions)
         if self.analysing:  # both would share the same cores

@@ -5,6 +5,7 @@ of the game or the page, and the server's bound on processes."""
 from __future__ import annotations
 
 import os
+import time
 
 import pytest
 
@@ -15,6 +16,7 @@ from mallard.engines.uttt import kernels as K  # noqa: E402
 from mallard.engines.uttt.reach import load_games  # noqa: E402
 from mallard.protocol.board.app import create_app  # noqa: E402
 from mallard.protocol.board.guard import Guard  # noqa: E402
+from mallard.protocol.board.session import MIN_PROOF_INTERVAL_S  # noqa: E402
 from mallard.protocol.tools import game_line, read_game_line  # noqa: E402
 from tests.engines.uttt.test_prover import oracle_value  # noqa: E402
 from tests.protocol.conftest import ENGINE, ROOT  # noqa: E402
@@ -184,8 +186,13 @@ def test_a_proof_stops_with_a_change_keeping_what_stays_and_ends_with_the_page(c
         assert slots.in_use == 0
         assert wait_gone(pid)
 
+        for _ in range(20):  # each start is a process: a page gets one a second at most
+            send(ws, cmd="prove", on=True, limit=60)
+            assert "a proof started less than a second ago" in next_of(ws, "error")["message"]
+        assert session.game_proof is None or not session.game_proof.process.alive
+        time.sleep(MIN_PROOF_INTERVAL_S)
         send(ws, cmd="prove", on=True, limit=60)
-        next_of(ws, "state")
+        assert next_of(ws, "state")["proof"]["running"]
         pid = session.game_proof.process.process.pid
     assert wait_gone(pid), "the page closed but its proof's process lives on"
     assert slots.in_use == 0
