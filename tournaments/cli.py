@@ -675,10 +675,10 @@ def _sigterm_as_interrupt():
         signal.signal(signal.SIGINT, interrupt)
     try:
         yield
-    finally:
-        signal.signal(signal.SIGTERM, previous if previous is not None else signal.SIG_DFL)
+    finally:  # SIGINT's first: its handler, while still ours, would set SIGTERM again
         if previous_interrupt is signal.default_int_handler:
             signal.signal(signal.SIGINT, previous_interrupt)
+        signal.signal(signal.SIGTERM, previous if previous is not None else signal.SIG_DFL)
 
 
 def _quiet_dask() -> None:

@@ -240,15 +240,17 @@ class EngineProcess:
         """Kill the engine and everything it started (it runs in its own process group), once:
         later calls do nothing, since the group's number may by then be another's. A thread
         waiting for a line is told that the engine has gone."""
-        with self._kill_lock:  # the main thread (Ctrl-C) and a game's thread may both call
+        # the main thread (Ctrl-C) and a game's thread may both call: the second returns
+        # once the signal is sent, so an exiting main thread never leaves the engine alive
+        with self._kill_lock:
             if self._killed:
                 return
             self._killed = True
-        try:
-            os.killpg(self.process.pid, signal.SIGKILL)  # also helpers the leader left behind
-        except (OSError, AttributeError):
-            if self.process.poll() is None:
-                self.process.kill()
+            try:
+                os.killpg(self.process.pid, signal.SIGKILL)  # also helpers the leader left
+            except (OSError, AttributeError):
+                if self.process.poll() is None:
+                    self.process.kill()
         try:
             self.process.wait(5)
         except subprocess.TimeoutExpired:

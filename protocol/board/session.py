@@ -714,6 +714,9 @@ class BoardSession:
             raise CommandError("proving a whole game is for Ultimate Tic-Tac-Toe")
         limit = _whole(message, "limit", self.proof_limit_s, MIN_LIMIT_S, MAX_LIMIT_S,
                        "the time per position", "s")
+        if self.game_proof is not None and limit == self.proof_limit_s:
+            self.emit(self.state())  # a second click of the button: this proof runs already
+            return
         if time.monotonic() - self._proof_started < MIN_PROOF_INTERVAL_S:
             raise CommandError("a proof started less than a second ago: try again in a moment")
         self._stop_proof()  # its slot back first: a new proof replaces it

@@ -181,6 +181,9 @@ def test_a_proof_stops_with_a_change_keeping_what_stays_and_ends_with_the_page(c
         next_of(ws, "state")
         pid = session.game_proof.process.process.pid
         os.kill(pid, 0)
+        send(ws, cmd="prove", on=True, limit=60)  # a double click: the same proof goes on
+        assert next_of(ws, "state")["proof"]["running"]
+        assert session.game_proof.process.process.pid == pid and slots.in_use == 1
         send(ws, cmd="prove", on=False)
         state_where(ws, lambda state: not state["proof"]["running"])
         assert slots.in_use == 0
