@@ -43,6 +43,11 @@ def clip(text: object, limit: int = ECHO_LIMIT) -> str:
     return f"{text[:limit]}... ({len(text)} characters)"
 
 
+def clip_line(text: object, limit: int = ECHO_LIMIT) -> str:
+    """`clip(text, limit)` kept to one printable line: control characters become '?'."""
+    return "".join(c if c.isprintable() else "?" for c in clip(text, limit))
+
+
 def is_number(text: str) -> bool:
     """Whether `text` is a whole number in ASCII digits, the only digits any notation of ours
     takes (`str.isdecimal` also takes other scripts' digits, such as '٤')."""

@@ -24,7 +24,7 @@ from mallard.engines.base import (
     Score,
     SearchInfo,
     SearchResult,
-    clip,
+    clip_line,
 )
 from mallard.protocol import ENGINE_AUTHOR, ENGINE_NAME, VERSION
 from mallard.protocol.frontend import OVERLONG_MESSAGE, FrontEnd
@@ -105,7 +105,7 @@ class UciFrontEnd(FrontEnd):
 
     def _print_error(self, text: str, suffix: str = "") -> None:
         # one printable line whatever the client sent, and not a megabyte of it echoed back
-        text = clip("".join(c if c.isprintable() else "?" for c in text), MESSAGE_LIMIT)
+        text = clip_line(text, MESSAGE_LIMIT)
         self.out.line(f"info string error: {text}{suffix}")
         self.out.log(f"error: {text}{suffix}")
 

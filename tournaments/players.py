@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 from mallard.engines import compile_cache
-from mallard.engines.base import ScoreKind, clip
+from mallard.engines.base import ScoreKind, clip, clip_line
 from mallard.engines.processes import MAX_LINE_BYTES, OVERLONG_LINE, read_lines
 from mallard.tournaments.timecontrol import Clock, TimeControl, go_fields, ugi_go_fields
 
@@ -151,8 +151,7 @@ class EngineProcess:
             for text in read_lines(self.process.stderr):
                 if text is OVERLONG_LINE or not text.strip():
                     continue
-                kept = clip(text.strip(), STDERR_KEPT)  # first: a long line costs no more
-                self.last_stderr = "".join(c if c.isprintable() else "?" for c in kept)
+                self.last_stderr = clip_line(text.strip(), STDERR_KEPT)
         except (OSError, ValueError):
             pass
 
@@ -161,10 +160,8 @@ class EngineProcess:
         that may block (a reader thread) passes `wait_s`: an engine whose stdout closed is
         exiting, and its status and last stderr line come a moment later."""
         try:
-            code = self.process.wait(wait_s) if wait_s else self.process.poll()
+            code = self.process.wait(wait_s)
         except subprocess.TimeoutExpired:
-            code = None
-        if code is None:
             return ""
         self._stderr_reader.join(wait_s)
         if code < 0:

@@ -132,19 +132,18 @@ class EngineLink:
         self._awaiting_ready = line == "isready"
 
     def _answered_ready(self) -> None:
-        """Send the held lines, up to and including the next `isready` among them (a second
-        switch of game while the first loaded), which holds the rest again."""
+        """Send the held lines again: an `isready` among them (a second switch of game while
+        the first loaded) holds the rest once more."""
         with self._lock:
             if not self._awaiting_ready:
                 return
             self._awaiting_ready = False
             held, self._held = self._held, []
             try:
-                while held and not self._awaiting_ready:
-                    self._send(held.pop(0))
+                for line in held:
+                    self._send(line)
             except EngineError:
-                held = []  # the engine is gone: the reader's next line says so to the caller
-            self._held = held + self._held
+                self._held = []  # the engine is gone: the reader's next line says so
 
     def set_variant(self, variant: str) -> None:
         """Play another game from now on (the running search is stopped)."""

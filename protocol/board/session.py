@@ -148,7 +148,7 @@ class BoardSession:
         self._proof_holds_slot = False
         self.proof_limit_s = DEFAULT_LIMIT_S
         self.proof_error: Optional[str] = None
-        self._proof_started = -MIN_PROOF_INTERVAL_S  # time.monotonic() of the last start
+        self._proof_started = float("-inf")  # time.monotonic() of the last start
         self._tasks: set[asyncio.Task] = set()
         self.closed = False
         self._select(variant)
