@@ -2,7 +2,7 @@
 them one at a time. The error lines the front-ends print are clipped to
 `mallard.engines.base.MESSAGE_LIMIT` by `mallard.engines.base.clip`, the one rule for echoing input.
 
-Threads: `Input` reads stdin on a daemon thread into a queue (None after the last line); the
+Threads: `Input` reads stdin on a daemon thread into a deque (None after the last line); the
 moment it reads `quit` (also GTP's `<id> quit`) or the end of input it calls the `on_finish`
 callbacks, before the main thread, which may be busy, gets to that line. Invalid UTF-8 becomes
 U+FFFD instead of ending input; a line over `MAX_LINE_BYTES` is read and dropped a piece at a
@@ -18,9 +18,9 @@ the client's `debug on`.
 
 from __future__ import annotations
 
-import queue
 import threading
 import time
+from collections import deque
 from typing import Optional, TextIO, Union
 
 from mallard.engines.base import is_number
@@ -69,10 +69,10 @@ class Input:
     """Lines of stdin read on their own thread."""
 
     def __init__(self, stream: TextIO, max_queued_bytes: int = MAX_QUEUED_BYTES):
-        self.lines: queue.Queue = queue.Queue()  # (arrival as time.perf_counter(), line, cost)
-        self.queued_bytes = 0  # the cost of the lines on the queue; at most max_queued_bytes
+        self._queue: deque = deque()  # (arrival as time.perf_counter(), line, cost)
+        self.queued_bytes = 0  # the cost of the lines queued; at most max_queued_bytes
         self._max_queued_bytes = max_queued_bytes
-        self._room = threading.Condition()
+        self._changed = threading.Condition()  # a line queued or taken
         self.arrived: Optional[float] = None  # when the line `next()` last returned was read
         self.finished = threading.Event()  # `quit` read or end of input
         self._on_finish: list = []
@@ -101,11 +101,16 @@ class Input:
     def _put(self, line: Union[str, None, object]) -> None:
         """Queue `line`, first waiting until it fits (an empty queue takes any line)."""
         cost = LINE_OVERHEAD + (len(line) if isinstance(line, str) else 0)
-        with self._room:
+        with self._changed:
             while self.queued_bytes and self.queued_bytes + cost > self._max_queued_bytes:
-                self._room.wait()
+                self._changed.wait()
             self.queued_bytes += cost
-        self.lines.put((time.perf_counter(), line, cost))
+            self._queue.append((time.perf_counter(), line, cost))
+            self._changed.notify_all()
+
+    @property
+    def queued_lines(self) -> int:
+        return len(self._queue)
 
     def on_finish(self, callback) -> None:
         """Call `callback()` at `quit` or the end of input (at once if that has happened): the
@@ -129,8 +134,10 @@ class Input:
         """The next line (None at the end, `OVERLONG_LINE` for one too long); `arrived` says
         when it was read, since a move's time runs from the arrival of its `go`, not from when
         the main thread got to it."""
-        self.arrived, line, cost = self.lines.get()
-        with self._room:
+        with self._changed:
+            while not self._queue:
+                self._changed.wait()
+            self.arrived, line, cost = self._queue.popleft()
             self.queued_bytes -= cost
-            self._room.notify()
+            self._changed.notify_all()
         return line

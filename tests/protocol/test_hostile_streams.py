@@ -1213,7 +1213,7 @@ def test_a_flood_of_lines_waits_in_the_pipe_not_in_memory():
         before = len(written)
     assert thread.is_alive() and len(written) < len(lines)
     assert 0 < input_.queued_bytes <= budget
-    assert input_.lines.qsize() * LINE_OVERHEAD <= budget
+    assert input_.queued_lines * LINE_OVERHEAD <= budget
     received = [input_.next() for _ in lines]
     assert received == lines
     assert input_.next() is None and input_.queued_bytes == 0
