@@ -8,21 +8,26 @@ domain that resolves to 127.0.0.1 (DNS rebinding) could read it. A request is re
 - its `Host` names an address the server serves: 127.0.0.1, localhost, ::1 or the `--host`
   given (for a wildcard host, any IP address: rebinding needs a name);
 - its `Origin`, when it has one (browsers always send it on a WebSocket), is this server;
-- it carries the token, as `?token=` (the address the server prints) or the cookie the page
-  gets on its first load; `token=None` (`--no-token`) lifts this rule only.
+- it carries the token as `?token=`: the address the server prints, and the page's WebSocket,
+  which the page opens with the token of its own address. The page's files under `/static/`
+  (public, shipped in the package) need no token. `token=None` (`--no-token`) lifts this rule.
+
+The token is never put in a cookie: cookies are not kept apart by port, so a browser would
+send it to every other server on 127.0.0.1, another user's among them. A request the checks
+cannot even read (a malformed Host or Origin, a token of non-ASCII text) is refused like any
+other.
 """
 
 from __future__ import annotations
 
 import ipaddress
 import secrets
-from http import cookies
 from typing import Optional
 from urllib.parse import parse_qs, urlsplit
 
 LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "::1"})
 WILDCARDS = frozenset({"0.0.0.0", "::", ""})
-COOKIE = "mallard_board_token"
+PUBLIC_PREFIX = "/static/"
 
 
 def new_token() -> str:
@@ -44,16 +49,16 @@ class Guard:
         origin = headers.get("origin")
         if origin is not None and not self._is_us(origin, host):
             return "requests from other sites are refused"
-        if self.token is not None and not self._has_token(scope, headers):
+        if (self.token is not None and not scope.get("path", "").startswith(PUBLIC_PREFIX)
+                and not self._has_token(scope)):
             return "open the address with the token that `mallard board` printed"
         return None
 
-    def sets_cookie(self, scope) -> bool:
-        """Whether the page's response should hand the token over as a cookie."""
-        return self.token is not None and self._query_token(scope) == self.token
-
     def _names_us(self, host_header: str) -> bool:
-        name = urlsplit(f"//{host_header}").hostname or ""
+        try:
+            name = urlsplit(f"//{host_header}").hostname or ""
+        except ValueError:  # not a host name at all ("[::1")
+            return False
         if name in LOOPBACK_NAMES or name == self.host:
             return True
         if self.host in WILDCARDS:
@@ -64,31 +69,26 @@ class Guard:
                 return False
         return False
 
-    def _is_us(self, origin: str, host_header: str) -> bool:
-        parts = urlsplit(origin)
+    @staticmethod
+    def _is_us(origin: str, host_header: str) -> bool:
+        try:
+            parts = urlsplit(origin)
+        except ValueError:
+            return False
         return parts.scheme in ("http", "https") and parts.netloc.lower() == host_header.lower()
 
-    @staticmethod
-    def _query_token(scope) -> Optional[str]:
+    def _has_token(self, scope) -> bool:
         values = parse_qs(scope.get("query_string", b"").decode("latin-1")).get("token")
-        return values[0] if values else None
-
-    def _has_token(self, scope, headers: dict) -> bool:
-        given = self._query_token(scope)
-        if given is None:
-            jar = cookies.SimpleCookie()
-            try:
-                jar.load(headers.get("cookie", ""))
-            except cookies.CookieError:
-                return False
-            given = jar[COOKIE].value if COOKIE in jar else None
-        return given is not None and secrets.compare_digest(given, self.token)
+        if not values:
+            return False
+        # bytes: compare_digest refuses str with non-ASCII characters
+        return secrets.compare_digest(values[0].encode("utf-8", "surrogateescape"),
+                                      self.token.encode())
 
 
 class GuardMiddleware:
     """ASGI middleware: a refused request gets 403 (a WebSocket is closed before it is
-    accepted, which the server answers with 403), and never reaches the app; the page's
-    response to an address with the right token sets the token's cookie."""
+    accepted, which the server answers with 403), and never reaches the app."""
 
     def __init__(self, app, guard: Guard):
         self.app = app
@@ -98,26 +98,14 @@ class GuardMiddleware:
         if scope["type"] not in ("http", "websocket"):
             return await self.app(scope, receive, send)
         reason = self.guard.refusal(scope)
-        if reason is not None:
-            if scope["type"] == "websocket":
-                await receive()  # the connect event
-                await send({"type": "websocket.close", "code": 1008, "reason": reason})
-                return
-            body = f"403 Forbidden: {reason}\n".encode()
-            await send({"type": "http.response.start", "status": 403,
-                        "headers": [(b"content-type", b"text/plain; charset=utf-8"),
-                                    (b"content-length", str(len(body)).encode())]})
-            await send({"type": "http.response.body", "body": body})
+        if reason is None:
+            return await self.app(scope, receive, send)
+        if scope["type"] == "websocket":
+            await receive()  # the connect event
+            await send({"type": "websocket.close", "code": 1008, "reason": reason})
             return
-        if scope["type"] == "http" and self.guard.sets_cookie(scope):
-            cookie = (f"{COOKIE}={self.guard.token}; Path=/; HttpOnly; SameSite=Strict"
-                      ).encode("latin-1")
-
-            async def send_with_cookie(message):
-                if message["type"] == "http.response.start":
-                    message = dict(message, headers=[*message.get("headers", []),
-                                                     (b"set-cookie", cookie)])
-                await send(message)
-
-            return await self.app(scope, receive, send_with_cookie)
-        return await self.app(scope, receive, send)
+        body = f"403 Forbidden: {reason}\n".encode()
+        await send({"type": "http.response.start", "status": 403,
+                    "headers": [(b"content-type", b"text/plain; charset=utf-8"),
+                                (b"content-length", str(len(body)).encode())]})
+        await send({"type": "http.response.body", "body": body})

@@ -29,6 +29,7 @@ import uvicorn  # noqa: E402
 from mallard.engines import get_game  # noqa: E402
 from mallard.protocol.board import _listen  # noqa: E402
 from mallard.protocol.board.app import create_app  # noqa: E402
+from mallard.protocol.board.guard import Guard  # noqa: E402
 
 with warnings.catch_warnings():  # the PGN helper's module imports Starlette's TestClient
     warnings.simplefilter("ignore")
@@ -38,6 +39,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SHOTS = ROOT / ".cache" / "board-screenshots"
 ENGINE = [sys.executable, "-m", "mallard.protocol.cli", "uci"]
 WAIT_MS = 90_000
+TOKEN = "browser-test-token"
 LATE_UTTT = ("X;@.....XOO;.X.OOX.X./OXO.OX.XX/...OOX.XX/XOOX...XX/OOX.XOOXX/XO.X..OOX/O.....XXX/"
              "OX..OOXOO/.OOOXOOXO")
 
@@ -50,7 +52,7 @@ def server():
     # minute or more on a busy machine), which a page's wait must not have to cover
     subprocess.run([sys.executable, "-m", "mallard.protocol.cli", "warmup"], check=True,
                    timeout=900, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    app = create_app(ENGINE)
+    app = create_app(ENGINE, Guard("127.0.0.1", TOKEN))  # as `mallard board` serves it
     listener = _listen("127.0.0.1", 0)
     config = uvicorn.Config(app, log_level="warning", ws="auto", lifespan="on")
     running = uvicorn.Server(config)
@@ -89,7 +91,7 @@ def page(browser, server):
 
 def open_game(page, server, game: str):
     _, address = server
-    page.goto(f"{address}?game={game}")
+    page.goto(f"{address}?game={game}&token={TOKEN}")
     page.wait_for_selector("#connection:has-text('connected')")
     page.wait_for_function(f"document.querySelector('#games button.active')?.dataset.game "
                            f"=== '{game}'")
@@ -243,6 +245,37 @@ def test_closing_the_page_ends_its_engine(browser, server):
     opened.close()
     context.close()
     assert wait_gone(pid), "the page closed but its engine process lives on"
+
+
+def test_another_server_of_this_host_never_receives_the_token(page, server):
+    """Browsers send a host's cookies to all of its ports: a token kept in a cookie would reach
+    any other server on 127.0.0.1, another user's too. The page connects with the token of its
+    address, and a later visit to another port of the host carries nothing of it."""
+    import http.server
+
+    seen = []
+
+    class Recorder(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            seen.append(str(self.headers))
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain")
+            self.end_headers()
+            self.wfile.write(b"another server")
+
+        def log_message(self, *args):
+            pass
+
+    other = http.server.HTTPServer(("127.0.0.1", 0), Recorder)
+    thread = threading.Thread(target=other.serve_forever, daemon=True)
+    thread.start()
+    try:
+        open_game(page, server, "cfour")  # connected: the socket took the token
+        page.goto(f"http://127.0.0.1:{other.server_address[1]}/")
+        assert "another server" in page.content()
+    finally:
+        other.shutdown()
+    assert seen and not any(TOKEN in headers for headers in seen)
 
 
 def drag(page, start: str, end: str) -> None:

@@ -301,11 +301,10 @@ def test_the_command_prints_its_address_and_serves_the_page():
         base, token = address.split("/?token=")
         with urllib.request.urlopen(address, timeout=10) as page:
             html = page.read().decode()
-            cookie = page.headers["Set-Cookie"].split(";")[0]
-        assert '<svg id="board"' in html and cookie == f"mallard_board_token={token}"
+            assert page.headers["Set-Cookie"] is None  # the token stays in the address
+        assert '<svg id="board"' in html and token
         assert 'src="http' not in html and 'href="http' not in html  # nothing from elsewhere
-        script = urllib.request.Request(base + "/static/board.js", headers={"Cookie": cookie})
-        with urllib.request.urlopen(script, timeout=10) as response:
+        with urllib.request.urlopen(base + "/static/board.js", timeout=10) as response:
             assert b"new WebSocket" in response.read()
         with pytest.raises(urllib.error.HTTPError) as refused:  # the address without its token
             urllib.request.urlopen(base + "/", timeout=10)
@@ -374,22 +373,37 @@ def test_a_foreign_origin_or_host_is_refused_and_starts_no_engine(guarded, heade
     assert guarded.engines_started == [] and not guarded.app.state.sessions
 
 
-def test_without_the_token_nothing_is_served(guarded):
+def test_without_the_token_only_the_public_files_are_served(guarded):
     assert guarded.get("/").status_code == 403
-    assert guarded.get("/static/board.js").status_code == 403
     assert guarded.get("/?token=wrong").status_code == 403
     _refused_socket(guarded, "/ws?game=cfour")
     _refused_socket(guarded, "/ws?game=cfour&token=wrong")
     assert guarded.engines_started == []
+    assert guarded.get("/static/board.js").status_code == 200  # shipped in the package
+    assert guarded.get("/static/board.js", headers={"host": "evil.example"}).status_code == 403
 
 
-def test_the_token_in_the_address_gives_the_page_a_cookie_its_socket_uses(guarded):
+def test_the_page_and_its_socket_take_the_token_of_the_address_and_set_no_cookie(guarded):
     page = guarded.get("/?token=s3cret", headers={"origin": "http://testserver"})
-    assert page.status_code == 200 and "HttpOnly" in page.headers["set-cookie"]
-    assert guarded.get("/static/board.js").status_code == 200  # the client keeps the cookie
-    with guarded.websocket_connect("/ws?game=cfour",
+    assert page.status_code == 200 and "set-cookie" not in page.headers
+    with guarded.websocket_connect("/ws?game=cfour&token=s3cret",
                                    headers={"origin": "http://testserver"}) as ws:
         assert next_of(ws, "state")["variant"] == "cfour"
+    _refused_socket(guarded, "/ws?game=cfour", cookie="mallard_board_token=s3cret")
+
+
+@pytest.mark.parametrize("path, headers", [
+    ("/?token=%C3%A9", {}),                                 # a token of non-ASCII text
+    ("/?token=%FF%FE", {}),                                 # not even UTF-8
+    ("/?token=s3cret", {"host": "[::1"}),                   # a host that is no host name
+    ("/?token=s3cret", {"origin": "http://[x"}),            # an origin that is no address
+    ("/static/board.js", {"host": "[::1"}),
+])
+def test_headers_and_tokens_the_checks_cannot_read_are_refused_not_a_crash(guarded, path,
+                                                                           headers):
+    assert guarded.get(path, headers=headers).status_code == 403
+    _refused_socket(guarded, "/ws" + path[1:] if path.startswith("/?") else "/ws", **headers)
+    assert guarded.engines_started == []
 
 
 # --- what one page and the server may cost ----------------------------------------------------

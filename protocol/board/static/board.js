@@ -40,9 +40,13 @@ function say(text, kind) {
 }
 
 function connect() {
-  const game = new URLSearchParams(location.search).get("game") || "duck";
+  const query = new URLSearchParams(location.search);
+  const address = new URLSearchParams({game: query.get("game") || "duck"});
+  // the server's token comes in the page's own address and goes with the socket, never in a
+  // cookie (a browser would send a cookie to every server of this host, whatever the port)
+  if (query.has("token")) address.set("token", query.get("token"));
   const scheme = location.protocol === "https:" ? "wss" : "ws";
-  socket = new WebSocket(`${scheme}://${location.host}/ws?game=${encodeURIComponent(game)}`);
+  socket = new WebSocket(`${scheme}://${location.host}/ws?${address}`);
   socket.onopen = () => { $("connection").textContent = "connected"; };
   socket.onclose = () => { $("connection").textContent = "disconnected: reload the page"; };
   socket.onmessage = (event) => receive(JSON.parse(event.data));
