@@ -21,7 +21,7 @@ import webbrowser
 from typing import Optional
 
 from mallard.engines.processes import mallard_command
-from mallard.protocol.board.limits import DEFAULT_MAX_ENGINES
+from mallard.protocol.board.limits import DEFAULT_MAX_ENGINES, MAX_MESSAGE_BYTES
 
 REQUIRED = ("starlette", "uvicorn", "websockets")
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
@@ -59,7 +59,8 @@ def serve(host: str, port: int, engine: Optional[str], open_browser: bool,
     token = new_token() if use_token else None
     app = create_app(command, Guard(host, token), max_engines)
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", ws="auto",
-                            lifespan="on")
+                            lifespan="on", ws_max_size=MAX_MESSAGE_BYTES,
+                            ws_per_message_deflate=False)  # a small message inflates to MBs
     server = uvicorn.Server(config)
     if host not in LOOPBACK:
         print(f"mallard: warning: serving on {host}, not only this machine: anyone who can "

@@ -8,7 +8,8 @@ server stops (the app's lifespan). `app.state.sessions` holds the open sessions.
 passes the `guard` first (`guard.py`): a foreign Host or Origin, or a missing token, is refused
 with 403 before any session or engine exists. A page costs bounded memory and time: its outbox
 merges superseded messages (`Outbox`), and it may send RATE_PER_S messages a second
-(`RateLimit`); the rest are dropped unread, with one error line a second.
+(`RateLimit`); the rest are dropped unread, with one error line a second. A page beyond
+`max_pages` open ones gets one error message and its WebSocket closed.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import json
 import time
 from pathlib import Path
 from typing import Optional
@@ -32,6 +34,7 @@ from mallard.protocol.board.limits import (
     BURST,
     DEFAULT_MAX_ENGINES,
     IDLE_ENGINE_SECONDS,
+    MAX_PAGES,
     MAX_QUEUED,
     RATE_PER_S,
 )
@@ -116,10 +119,11 @@ class RateLimit:
 
 def create_app(engine_command: list[str], guard: Optional[Guard] = None,
                max_engines: int = DEFAULT_MAX_ENGINES,
-               idle_seconds: float = IDLE_ENGINE_SECONDS) -> Starlette:
+               idle_seconds: float = IDLE_ENGINE_SECONDS,
+               max_pages: int = MAX_PAGES) -> Starlette:
     """The app; `guard` (default: loopback names, no token) decides who may use it, at most
-    `max_engines` engine processes run at once, and a page idle for `idle_seconds` loses its
-    engine until it needs one again."""
+    `max_engines` engine processes run at once and `max_pages` pages are open, and a page idle
+    for `idle_seconds` loses its engine until it needs one again."""
     sessions: set[BoardSession] = set()
     slots = EngineSlots(max_engines)
 
@@ -128,6 +132,12 @@ def create_app(engine_command: list[str], guard: Optional[Guard] = None,
 
     async def socket(websocket: WebSocket) -> None:
         await websocket.accept()
+        if len(sessions) >= max_pages:
+            refusal = (f"the server has {max_pages} pages open, as many as it serves at once: "
+                       "close one and reload this page")
+            await websocket.send_text(json.dumps({"type": "error", "message": refusal}))
+            await websocket.close(code=1013)  # try again later
+            return
         outbox = Outbox()
         rate = RateLimit()
         variant = websocket.query_params.get("game", DEFAULT_VARIANT)
@@ -143,7 +153,8 @@ def create_app(engine_command: list[str], guard: Optional[Guard] = None,
             try:
                 while True:
                     message = await outbox.get()
-                    await websocket.send_json(message)
+                    # ASCII: a lone surrogate in an echoed text cannot end the page's messages
+                    await websocket.send_text(json.dumps(message, separators=(",", ":")))
             except (WebSocketDisconnect, RuntimeError, OSError):
                 pass  # the page went away: the receiving side ends the session
 

@@ -12,7 +12,8 @@ the engine's last exact score of it (first player's view, None before one); `cur
 shown (0..len(moves)); a move played while looking at an earlier ply cuts the moves after it.
 The engine plays only at the end of the game, at the page's Skill Level; analysis follows the
 ply shown, at full strength. With a time control (`GameClock`) the side to move's clock runs
-while the game's end is shown; a flag that falls ends the game (`time_loss`). A page that sends
+while the game's end is shown, the engine's only once its search is sent (not while it starts);
+a flag that falls ends the game (`time_loss`). A page that sends
 nothing for `idle_seconds` loses its engine (and its analysis) until it next needs one.
 
 For UTTT the page may also prove the whole game (`GameProof`: a process of its own, which like
@@ -40,11 +41,12 @@ from mallard.engines.base import (
     PositionError,
     ScoreKind,
     clip,
+    clip_line,
 )
 from mallard.engines.skill import MAX_LEVEL, MIN_LEVEL
 from mallard.protocol.board.clock import MAX_BASE_MS, MAX_INCREMENT_MS, MIN_BASE_MS, GameClock
 from mallard.protocol.board.engine import EngineLink, Search
-from mallard.protocol.board.limits import DEFAULT_MAX_ENGINES, IDLE_ENGINE_SECONDS
+from mallard.protocol.board.limits import DEFAULT_MAX_ENGINES, IDLE_ENGINE_SECONDS, MAX_MESSAGE
 from mallard.protocol.board.proof import DEFAULT_LIMIT_S, MAX_LIMIT_S, MIN_LIMIT_S, GameProof
 from mallard.protocol.board.view import (
     SIDE_LABELS,
@@ -60,7 +62,6 @@ from mallard.protocol.board.view import (
 from mallard.tournaments.players import EngineError
 from mallard.tournaments.records import SIDE_NAMES, EndKind, Reason
 
-MAX_MESSAGE = 256 * 1024  # characters; a PGN of a long game is far smaller
 ANALYSIS_LINES = {"duck": 3, "uttt": 3}  # Connect Four: one line per column
 DEFAULT_MOVETIME_MS = 1000
 MAX_MOVETIME_MS = 600_000
@@ -252,10 +253,10 @@ class BoardSession:
             if asyncio.iscoroutine(result):
                 await result
         except (CommandError, GameError, EngineError) as error:
-            self.emit({"type": "error", "message": clip(error, MESSAGE_LIMIT)})
+            self.emit({"type": "error", "message": clip_line(error, MESSAGE_LIMIT)})
         except Exception as error:  # a bug: one line on the page, the game kept
-            self.emit({"type": "error",
-                       "message": f"internal error: {type(error).__name__}: {error}"})
+            self.emit({"type": "error", "message": clip_line(
+                f"internal error: {type(error).__name__}: {error}", MESSAGE_LIMIT)})
 
     @staticmethod
     def _text(message: dict, key: str) -> str:
@@ -275,8 +276,7 @@ class BoardSession:
         self._stop_searches()
         if entry.name != self.variant:
             self._select(entry.name)
-            if self.engine is not None:
-                self.engine.set_variant(self.variant)
+            self._engine_follows_the_game()
         else:
             self._reset(self.game.start_position(), [])
         self._after_change()
@@ -340,8 +340,9 @@ class BoardSession:
             return
         position = self.shown
         if self.engine_side is None or self.time_loss is not None or not self.at_end or \
-                position.result(claim_draw=True) is not None:
-            clock.pause()
+                position.result(claim_draw=True) is not None or \
+                (self._engine_to_move() and self.play_search is None):
+            clock.pause()  # the engine's clock runs from its `go`, not while it starts
             return
         clock.start(position.side_to_move)
         self._flag_timer = self.loop.call_later(clock.flag_in() + 0.005, self._flag_check)
@@ -406,8 +407,7 @@ class BoardSession:
         self._stop_searches()
         if entry.name != self.variant:
             self.variant, self.game = entry.name, game
-            if self.engine is not None:
-                self.engine.set_variant(self.variant)
+            self._engine_follows_the_game()
         self._reset(root, moves, positions)
         self._after_change()
 
@@ -446,18 +446,26 @@ class BoardSession:
 
     async def cmd_analyse(self, message: dict) -> None:
         on = _switch(message)
-        self.analysing = on
         if on:
             self._stop_proof()
-            await self.ensure_engine()
+            await self.ensure_engine()  # no engine for the page: an error, analysis stays off
+            self.analysing = True
             self._start_analysis()
-        elif self.analysis_search is not None:
+            self.emit(self.state())
+            return
+        self.analysing = False
+        if self.analysis_search is not None:
             self.analysis_search = None
             if self.play_search is None:
                 self.engine.stop()
         self.emit(self.state())
 
     # --- the engine -------------------------------------------------------------------------
+    def _engine_follows_the_game(self) -> None:
+        """Switch the engine to the page's game; one still starting switches once it is up."""
+        if self.engine is not None and self.engine.variant != self.variant:
+            self.engine.set_variant(self.variant)
+
     async def ensure_engine(self) -> EngineLink:
         """The page's engine, started on first need: one process per page whatever the page
         sends (messages that arrive while it starts wait for the same start), and only while
@@ -505,6 +513,7 @@ class BoardSession:
             self._end_engine(link)
             raise CommandError("the page is closed")
         self.engine, self.engine_error = link, None
+        self._engine_follows_the_game()  # the page chose another game while it started
         return link
 
     def _end_engine(self, link: Optional[EngineLink] = None) -> None:
@@ -665,6 +674,7 @@ class BoardSession:
         self.play_search = self.engine.go(self._root_fen(), self._engine_moves(self.cursor),
                                           limits, "play", multipv, context=self.shown,
                                           level=self.level)
+        self._update_clock()
         self.emit(self.state())
 
     def _analysis_lines(self) -> int:

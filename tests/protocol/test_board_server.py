@@ -28,7 +28,7 @@ from mallard.engines import get_game  # noqa: E402
 from mallard.protocol import board  # noqa: E402
 from mallard.protocol.board.app import create_app  # noqa: E402
 from mallard.protocol.board.guard import Guard  # noqa: E402
-from mallard.protocol.board.session import MAX_MESSAGE  # noqa: E402
+from mallard.protocol.board.limits import MAX_MESSAGE  # noqa: E402
 from mallard.protocol.board.view import read_pgn  # noqa: E402
 from mallard.tournaments.pgn import game_pgn  # noqa: E402
 from mallard.tournaments.players import EngineConfig  # noqa: E402
@@ -309,6 +309,48 @@ def test_the_command_prints_its_address_and_serves_the_page():
         with pytest.raises(urllib.error.HTTPError) as refused:  # the address without its token
             urllib.request.urlopen(base + "/", timeout=10)
         assert refused.value.code == 403
+    finally:
+        process.terminate()
+        process.wait(10)
+    assert "Traceback" not in process.stderr.read()
+
+
+def test_the_served_page_answers_odd_texts_in_one_printable_line_and_bounds_messages():
+    """Through `mallard board`'s own server (the test client skips the wire): an echoed lone
+    surrogate cannot be encoded as UTF-8, and once ended the page's sender for good; a NUL came
+    back raw; a message over the bound is refused by the WebSocket layer, before it is read."""
+    from websockets.exceptions import ConnectionClosed
+    from websockets.sync.client import connect
+
+    from mallard.protocol.board.limits import MAX_MESSAGE_BYTES
+
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    process = subprocess.Popen([sys.executable, "-m", "mallard.protocol.cli", "board",
+                                "--port", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True, env=env)
+    try:
+        address = process.stdout.readline().split()[2]
+        base, token = address.split("/?token=")
+        socket_address = base.replace("http://", "ws://") + f"/ws?game=cfour&token={token}"
+
+        def answer(ws, kind):
+            while True:
+                message = json.loads(ws.recv(timeout=30))
+                if message["type"] == kind:
+                    return message
+
+        with connect(socket_address, max_size=None) as ws:
+            assert answer(ws, "state")["variant"] == "cfour"
+            for move in ("\\ud800", "a\\u0000b"):  # JSON escapes: the wire text is ASCII
+                ws.send('{"cmd": "move", "move": "%s"}' % move)
+                message = answer(ws, "error")["message"]
+                assert message.isprintable() and "?" in message, message
+            ws.send('{"cmd": "move", "move": "d"}')
+            assert answer(ws, "state")["moves"][0]["text"] == "P@d1"  # still answering
+            ws.send("x" * (MAX_MESSAGE_BYTES + 1))
+            with pytest.raises(ConnectionClosed) as closed:
+                answer(ws, "state")
+            assert closed.value.rcvd.code == 1009  # too big
     finally:
         process.terminate()
         process.wait(10)
@@ -708,3 +750,82 @@ def test_an_idle_pages_engine_ends_and_starts_again_when_needed(idle_client):
         next_of(ws, "info")
         restarted = session.engine  # read at once: in 4 s without a message it goes again
         assert restarted is not None and restarted.pid != pid
+
+
+# --- the page's game, its engine and its clock while the engine starts -------------------------
+
+def test_a_game_chosen_while_the_engine_starts_is_the_one_it_plays(client):
+    """The engine of a duck page starts; the page switches to Connect Four before it is up. The
+    engine used to keep the game it was started with: a duck move in Connect Four."""
+    with client.websocket_connect("/ws?game=duck") as ws:
+        next_of(ws, "state")
+        send(ws, cmd="play", side=0, movetime=50)  # the engine is White: it starts now
+        send(ws, cmd="new", game="cfour")
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            message = ws.receive_json()
+            assert message["type"] != "error", message
+            if message["type"] == "state" and message["variant"] == "cfour" and \
+                    message["moves"]:
+                break
+        start = get_game("cfour").start_position()
+        legal = {start.format_move(move) for move in start.legal_moves()}
+        assert message["moves"][0]["text"] in legal
+
+
+SLOW_STARTING_ENGINE = [sys.executable, str(ROOT / "tests" / "tournaments" / "scripted_engine.py"),
+                        "--behaviour", "slowstart", "--delay", "3"]
+
+
+def test_the_engines_clock_runs_from_its_search_not_while_it_starts(monkeypatch):
+    """The engine takes 3 s to start, then moves at once: its clock loses well under a second.
+    It used to run from the human's move, start-up included (a 1 s clock lost on time)."""
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))
+    app = create_app(SLOW_STARTING_ENGINE, Guard("testserver"))
+    with TestClient(app) as test_client:
+        with test_client.websocket_connect("/ws?game=cfour") as ws:
+            next_of(ws, "state")
+            send(ws, cmd="play", side=1, clock={"base": 2000, "increment": 0})
+            next_of(ws, "state")
+            send(ws, cmd="move", move="d")
+            state = next_of(ws, "state")
+            while len(state["moves"]) < 2:
+                assert not state["result"], state["result"]
+                state = next_of(ws, "state")
+            assert state["clock"]["left"][1] > 1000, state["clock"]
+
+
+def test_a_refused_analysis_leaves_analysis_off(monkeypatch):
+    """With the only engine slot taken, a second page's analysis is refused: it stays off, as
+    the page shows it, and does not start by itself at the page's next move."""
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))
+    app = create_app(ENGINE, Guard("testserver"), max_engines=1)
+    with TestClient(app) as test_client:
+        with test_client.websocket_connect("/ws?game=cfour") as first, \
+                test_client.websocket_connect("/ws?game=cfour") as second:
+            next_of(first, "state")
+            next_of(second, "state")
+            send(first, cmd="analyse", on=True)
+            assert next_of(first, "info", timeout=120)["purpose"] == "analyse"
+            send(second, cmd="analyse", on=True)
+            assert "no engine for this page" in next_of(second, "error")["message"]
+            assert current_state(second)["engine"]["analysing"] is False
+
+
+def test_pages_beyond_the_servers_bound_are_told_and_closed(monkeypatch):
+    from starlette.websockets import WebSocketDisconnect
+
+    app = create_app(ENGINE, Guard("testserver"), max_pages=2)
+    with TestClient(app) as test_client:
+        with test_client.websocket_connect("/ws?game=cfour") as first, \
+                test_client.websocket_connect("/ws?game=cfour") as second:
+            next_of(first, "state")
+            next_of(second, "state")
+            with test_client.websocket_connect("/ws?game=cfour") as third:
+                message = third.receive_json()
+                assert message["type"] == "error" and "2 pages open" in message["message"]
+                with pytest.raises(WebSocketDisconnect) as closed:
+                    third.receive_json()
+                assert closed.value.code == 1013
+        with test_client.websocket_connect("/ws?game=cfour") as again:  # room again
+            assert next_of(again, "state")["variant"] == "cfour"
