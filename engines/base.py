@@ -378,6 +378,16 @@ class Option:
                               f"not '{text}'")
         return text
 
+    def accepts(self, value: Any) -> bool:
+        """Whether `value`, a value of an option of the same name, is one this option takes."""
+        if self.type in ("button", "string"):
+            return self.type != "button" and isinstance(value, str)
+        try:
+            text = ("true" if value else "false") if isinstance(value, bool) else str(value)
+            return self.parse(text) == value
+        except OptionError:
+            return False
+
     def uci_line(self) -> str:
         """`option name ... type ...` with the default, range and choices the type has."""
         text = f"option name {self.name} type {self.type}"

@@ -96,17 +96,21 @@ class Session:
         self._game_values: dict[str, object] = {}
         self._skill_rng = random.Random()
         entry = find_game(variant)
-        self._select(entry, entry.new_game(**game_args), variant)
+        self._select(entry, entry.new_game(**game_args))
 
     # --- variant, options ---------------------------------------------------------------------
-    def _select(self, entry, game, variant: str) -> None:
+    def _select(self, entry, game) -> None:
+        """Play `game` from its start; the values of the game options the new game shares
+        (Hash, Threads) are kept, as a GUI sets them once whatever the variant."""
+        kept = self._game_values
         self.entry = entry  # the game's registry entry: its options, searcher, protocols
         self.game = game
-        self.variant = variant
-        self.values["uci_variant"] = variant
+        self.variant = entry.name  # the variant's own name, also when chosen by an alias
+        self.values["uci_variant"] = entry.name
         self._searcher = None
         self._game_options = entry.searcher_options()
-        self._game_values = {o.key: o.default for o in self._game_options}
+        self._game_values = {o.key: (kept[o.key] if o.key in kept and o.accepts(kept[o.key])
+                                     else o.default) for o in self._game_options}
         self.root_text = "startpos"
         self._position = None  # made on first use: it may need compiled code
         self.moves: list[str] = []
@@ -122,7 +126,7 @@ class Session:
         entry = find_game(variant)
         self.wait_ready()
         self.stop_and_wait()
-        self._select(entry, entry.new_game(), variant.lower())
+        self._select(entry, entry.new_game())
         self._restart_warm_up()
 
     def resize(self, width: int, height: int) -> None:
@@ -134,14 +138,13 @@ class Session:
         except ValueError as error:  # GameError included
             raise PositionError(str(error)) from None
         self.stop_and_wait()
-        values = dict(self._game_values)
-        self._select(self.entry, game, self.variant)
-        self._game_values.update({k: v for k, v in values.items() if k in self._game_values})
+        self._select(self.entry, game)
 
     def options(self) -> list[Option]:
         """Every option to announce: the protocol's (UCI_Variant listing the registry's games),
         then the current game's."""
-        variant = dataclasses.replace(PROTOCOL_OPTIONS[0], choices=tuple(game_names()))
+        variant = dataclasses.replace(PROTOCOL_OPTIONS[0], default=self.variant,
+                                      choices=tuple(game_names()))
         return [variant] + PROTOCOL_OPTIONS[1:] + [o for o in self._game_options
                                                    if o.key not in self.values]
 

@@ -96,3 +96,20 @@ def test_solve_refuses_a_table_larger_than_memory():
     code, out, errors = run_cli("solve", "--hash", "65536", stdin="4\n")
     assert code == 2 and out == ""
     assert len(errors) == 1 and errors[0].startswith("mallard: Hash 65536 MB needs 65536 MB")
+
+
+@pytest.mark.parametrize("first, then", [("duck", "cfour"), ("cfour", "uttt"), ("uttt", "duck"),
+                                         ("duck", "duck")])
+def test_hash_and_threads_outlive_a_variant_switch(first, then):
+    """A GUI sets Hash and Threads once, often before UCI_Variant (as Fairy-Stockfish keeps
+    them); a switch used to put both back to their defaults without a word."""
+    session = Session(first)
+    session.set_option("Hash", "16")
+    session.set_option("Threads", "2")
+    session.set_option("UCI_Variant", then)
+    assert table_of(session.searcher()).nbytes == 16 * MB and session._game_values["threads"] == 2
+    assert session.find_option("UCI_Variant").default == then  # what `uci` announces now
+    result = play(session, Limits(depth=2))
+    assert result.best_move in session.position.legal_moves()
+    session.set_option("UCI_Variant", first)
+    assert table_of(session.searcher()).nbytes == 16 * MB
