@@ -2,7 +2,7 @@
 command handlers, and closing.
 
 A front-end turns one input line at a time into calls on its session and prints the answers
-through `out`; `mallard.protocol.server` relies on `handle`, `report_internal_error`,
+through `out`; `mallard.protocol.server` relies on `handle`, `quits`, `report_internal_error`,
 `report_overlong_line`, `close` and `session`, nothing else. Handlers are the methods named
 `cmd_<name>`; `handlers` maps each `<name>` to its bound method, built once per front-end.
 `input` may be None (a front-end driven by hand rather than by a server); then a move's time
@@ -32,6 +32,12 @@ class FrontEnd:
 
     def handle(self, line: str) -> bool:
         """Handle one input line; False when the process should end."""
+        raise NotImplementedError
+
+    @staticmethod
+    def quits(line: str) -> bool:
+        """Whether `handle` will read `line` as `quit` (the reader thread asks, to stop a
+        search at once)."""
         raise NotImplementedError
 
     def report_internal_error(self, line: str) -> None:

@@ -68,18 +68,27 @@ class GtpFrontEnd(FrontEnd):
     def report_overlong_line(self) -> None:
         self.out.write(f"? {OVERLONG_MESSAGE}\n\n")
 
-    def handle(self, line: str) -> bool:
-        line = CONTROL.sub("", line.replace("\t", " ")).split("#", 1)[0].strip()
-        if not line:
-            return True
-        words = line.split()
+    @staticmethod
+    def command(line: str) -> tuple[str, str, list[str]]:
+        """A line as GTP reads it: its id ('' without one), the command's name in lower case
+        ('' for none) and the arguments; control characters and a `#` comment are dropped."""
+        words = CONTROL.sub("", line.replace("\t", " ")).split("#", 1)[0].split()
         ident = ""
-        if is_number(words[0]):
+        if words and is_number(words[0]):
             ident, words = words[0], words[1:]
-            if not words:
+        return ident, (words[0].lower() if words else ""), words[1:]
+
+    @staticmethod
+    def quits(line: str) -> bool:
+        return GtpFrontEnd.command(line)[1] == "quit"
+
+    def handle(self, line: str) -> bool:
+        ident, name, args = self.command(line)
+        if not name:
+            if ident:
                 self.out.write(f"?{ident} missing command\n\n")
-                return True
-        name, args = words[0].lower(), words[1:]
+            return True
+        line = " ".join([ident, name, *args]).strip()
         self.out.log(f"<< {line}")
         handler = self.handlers.get(name.replace("mallard-", "_mallard_"))
         if handler is None:

@@ -1,19 +1,21 @@
 """The engine process's stdin and stdout: `Input` reads lines on its own thread, `Output` writes
 them one at a time. The error lines the front-ends print are clipped to
-`mallard.engines.base.MESSAGE_LIMIT` by `mallard.engines.base.clip`, the one rule for echoing input.
+`mallard.engines.base.MESSAGE_LIMIT` by `mallard.engines.base.clip`, the one rule for echoing
+input.
 
 Threads: `Input` reads stdin on a daemon thread into a deque (None after the last line); the
-moment it reads `quit` (also GTP's `<id> quit`) or the end of input it calls the `on_finish`
-callbacks, before the main thread, which may be busy, gets to that line. Invalid UTF-8 becomes
-U+FFFD instead of ending input; a line over `MAX_LINE_BYTES` is read and dropped a piece at a
-time and comes as one `OVERLONG_LINE` (a client that never ends its line costs one line's
-memory). The queue holds at most `MAX_QUEUED_BYTES` of lines (counting `LINE_OVERHEAD` for each):
-when it is full the reader waits for the main thread, so a client that writes faster than the
-engine answers (a flood during a GTP `genmove`) is held back by its pipe instead of filling our
-memory, and no line is lost. `Output` is shared by the main thread and search threads: a lock
-keeps each write whole, every write is flushed, and nothing raises: a closed pipe sets `closed`
-and later writes are dropped (the server then ends quietly). Log lines go to stderr only after
-the client's `debug on`.
+moment it reads the end of input, or a line its front-end's `quits` rule reads as `quit` (set
+with `set_quit_rule` once the protocol is known; lines already queued are checked then), it
+calls the `on_finish` callbacks, before the main thread, which may be busy, gets to that line.
+Invalid UTF-8 becomes U+FFFD instead of ending input; a line over `MAX_LINE_BYTES` is read and
+dropped a piece at a time and comes as one `OVERLONG_LINE` (a client that never ends its line
+costs one line's memory). The queue holds at most `MAX_QUEUED_BYTES` of lines (counting
+`LINE_OVERHEAD` for each): when it is full the reader waits for the main thread, so a client
+that writes faster than the engine answers (a flood during a GTP `genmove`) is held back by its
+pipe instead of filling our memory, and no line is lost. `Output` is shared by the main thread
+and search threads: a lock keeps each write whole, every write is flushed, and nothing raises: a
+closed pipe sets `closed` and later writes are dropped (the server then ends quietly). Log lines
+go to stderr only after the client's `debug on`.
 """
 
 from __future__ import annotations
@@ -21,9 +23,8 @@ from __future__ import annotations
 import threading
 import time
 from collections import deque
-from typing import Optional, TextIO, Union
+from typing import Callable, Optional, TextIO, Union
 
-from mallard.engines.base import is_number
 from mallard.engines.processes import MAX_LINE_BYTES, OVERLONG_LINE, input_lines
 
 MAX_QUEUED_BYTES = 16 * MAX_LINE_BYTES
@@ -73,6 +74,7 @@ class Input:
         self.queued_bytes = 0  # the cost of the lines queued; at most max_queued_bytes
         self._max_queued_bytes = max_queued_bytes
         self._changed = threading.Condition()  # a line queued or taken
+        self._quits: Optional[Callable[[str], bool]] = None  # the protocol's own `quit`
         self.arrived: Optional[float] = None  # when the line `next()` last returned was read
         self.finished = threading.Event()  # `quit` read or end of input
         self._on_finish: list = []
@@ -88,9 +90,8 @@ class Input:
                     self._put(OVERLONG_LINE)
                     continue
                 line = text.replace("\r", "")
-                words = line.split()
-                if words[:1] == ["quit"] or (len(words) == 2 and is_number(words[0])
-                                             and words[1] == "quit"):
+                quits = self._quits
+                if quits is not None and quits(line):
                     self._finish()
                 self._put(line)
         except (OSError, ValueError, UnicodeDecodeError):
@@ -107,6 +108,15 @@ class Input:
             self.queued_bytes += cost
             self._queue.append((time.perf_counter(), line, cost))
             self._changed.notify_all()
+
+    def set_quit_rule(self, quits: Callable[[str], bool]) -> None:
+        """Read the lines from now on, and those queued, with `quits`: a line it says ends the
+        session finishes input at once."""
+        with self._changed:
+            self._quits = quits
+            queued = any(isinstance(line, str) and quits(line) for _, line, _ in self._queue)
+        if queued:
+            self._finish()
 
     @property
     def queued_lines(self) -> int:

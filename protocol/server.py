@@ -4,8 +4,12 @@
 exit status (0). With `protocol=None` the first non-empty line decides: `uci` (or another UCI
 command) speaks UCI, `ugi` speaks UGI, anything else GTP.
 
+A front-end is made as soon as its protocol is known: at once for a given one (so a first
+line over the length bound is answered too), else at the first non-empty line.
+
 Threads: the reader puts every line on a queue (None at the end of input) and, the moment it
-reads `quit` or the end of input, abandons the session: the running search stops and any later
+reads the end of input or a line the front-end reads as `quit` (`FrontEnd.quits`: GTP's
+`1 QUIT # done` too), abandons the session: the running search stops and any later
 one stops at once, so a GTP `genmove` or an infinite search never holds the exit (commands still
 run in order, so a piped script gets its answers). The main thread hands lines to the
 front-end; searches print `info`/`bestmove` from their worker thread. All output goes through
@@ -56,7 +60,16 @@ def serve(stdin: TextIO = None, stdout: TextIO = None, stderr: TextIO = None,
     output = Output(stdout or sys.stdout, stderr or sys.stderr)
     input_ = Input(stdin)
     front = None
+
+    def start(chosen: str):
+        made = make_front_end(chosen, output, input_, variant)
+        input_.set_quit_rule(made.quits)
+        input_.on_finish(made.session.abandon)
+        return made
+
     try:
+        if protocol is not None:
+            front = start(protocol)
         while True:
             line = input_.next()
             if line is None or output.closed.is_set():
@@ -66,11 +79,10 @@ def serve(stdin: TextIO = None, stdout: TextIO = None, stderr: TextIO = None,
                     front.report_overlong_line()
                 continue
             if front is None:
-                chosen = protocol or detect(line)
+                chosen = detect(line)
                 if chosen is None:
                     continue
-                front = make_front_end(chosen, output, input_, variant)
-                input_.on_finish(front.session.abandon)
+                front = start(chosen)
             try:
                 if not front.handle(line):
                     break

@@ -120,6 +120,10 @@ class UciFrontEnd(FrontEnd):
         return self.session.ready()
 
     # --- dispatch -----------------------------------------------------------------------------
+    @staticmethod
+    def quits(line: str) -> bool:
+        return line.split()[:1] == ["quit"]
+
     def handle(self, line: str) -> bool:
         """Handle one input line; False when the process should end."""
         words = line.split()

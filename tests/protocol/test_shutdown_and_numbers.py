@@ -65,6 +65,22 @@ def test_quit_or_eof_ends_a_gtp_search(case, how):
     assert _finish(process, how) < EXIT_WITHIN
 
 
+@pytest.mark.parametrize("quit_line", ["QUIT", "7 QUIT", "7 quit # done", "\tquit\x01"])
+def test_every_form_of_gtp_quit_ends_a_search_at_once(quit_line):
+    """GTP reads command names in any case, after an id, before a comment: each such `quit`
+    stops a running solve; the reader used to know only `quit` and `<id> quit`."""
+    process = Process("gtp", "--variant", "cfour")
+    process.send("showboard")
+    process.until("=", 180)
+    process.send("boardsize 8 7", "mallard-solve")
+    time.sleep(0.5)
+    started = time.monotonic()
+    process.send(quit_line)
+    code, stderr = process.wait(30)
+    assert code == 0 and "Traceback" not in stderr, stderr
+    assert time.monotonic() - started < EXIT_WITHIN
+
+
 # --- GTP's numbers ----------------------------------------------------------------------------
 
 @pytest.fixture
