@@ -201,3 +201,23 @@ def test_a_closed_reader_ends_the_run_quietly(argv, stdin, tmp_path):
     assert first, "no first line"
     assert "Traceback" not in err and "Error" not in err, err
     assert process.returncode in (0, cli.EXIT_BROKEN_PIPE), (process.returncode, err)
+
+
+def test_ctrl_c_while_the_command_loads_ends_it_without_a_traceback():
+    """The console script loads numpy, numba and the engines before `main` can catch Ctrl-C;
+    a Ctrl-C in that moment printed a traceback. The process signals itself from a timer set
+    as the console script's function starts, early to late, so that some signals land while
+    the modules load and some after."""
+    import signal
+
+    for delay in (0.001, 0.02, 0.05, 0.1, 0.2, 0.4, 0.8):
+        script = ("import os, signal, sys; from mallard.protocol import run; "
+                  "signal.signal(signal.SIGALRM, lambda *_: os.kill(os.getpid(), signal.SIGINT)); "
+                  f"signal.setitimer(signal.ITIMER_REAL, {delay}); "
+                  "sys.argv[0] = 'mallard'; run()")
+        process = subprocess.Popen([sys.executable, "-c", script, "solve"],
+                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, text=True)
+        _, stderr = process.communicate(timeout=60)
+        assert "Traceback" not in stderr, (delay, stderr)
+        assert process.returncode in (128 + signal.SIGINT, -signal.SIGINT), (delay, stderr)
