@@ -4,6 +4,7 @@ engine process of a page (it plays, it analyses, it ends with the page), and the
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import queue
@@ -795,37 +796,42 @@ def test_the_engines_clock_runs_from_its_search_not_while_it_starts(monkeypatch)
             assert state["clock"]["left"][1] > 1000, state["clock"]
 
 
+@contextlib.contextmanager
+def two_pages(app):
+    """A test client of `app` and two Connect Four pages open on it, past their first state."""
+    with TestClient(app) as test_client:
+        with test_client.websocket_connect("/ws?game=cfour") as first, \
+                test_client.websocket_connect("/ws?game=cfour") as second:
+            next_of(first, "state")
+            next_of(second, "state")
+            yield test_client, first, second
+
+
 def test_a_refused_analysis_leaves_analysis_off(monkeypatch):
     """With the only engine slot taken, a second page's analysis is refused: it stays off, as
     the page shows it, and does not start by itself at the page's next move."""
     monkeypatch.setenv("PYTHONPATH", str(ROOT))
-    app = create_app(ENGINE, Guard("testserver"), max_engines=1)
-    with TestClient(app) as test_client:
-        with test_client.websocket_connect("/ws?game=cfour") as first, \
-                test_client.websocket_connect("/ws?game=cfour") as second:
-            next_of(first, "state")
-            next_of(second, "state")
-            send(first, cmd="analyse", on=True)
-            assert next_of(first, "info", timeout=120)["purpose"] == "analyse"
-            send(second, cmd="analyse", on=True)
-            assert "no engine for this page" in next_of(second, "error")["message"]
-            assert current_state(second)["engine"]["analysing"] is False
+    with two_pages(create_app(ENGINE, Guard("testserver"), max_engines=1)) as (_, first, second):
+        send(first, cmd="analyse", on=True)
+        assert next_of(first, "info", timeout=120)["purpose"] == "analyse"
+        send(second, cmd="analyse", on=True)
+        assert "no engine for this page" in next_of(second, "error")["message"]
+        assert current_state(second)["engine"]["analysing"] is False
 
 
-def test_pages_beyond_the_servers_bound_are_told_and_closed(monkeypatch):
+def test_pages_beyond_the_servers_bound_are_told_and_closed():
     from starlette.websockets import WebSocketDisconnect
 
-    app = create_app(ENGINE, Guard("testserver"), max_pages=2)
-    with TestClient(app) as test_client:
-        with test_client.websocket_connect("/ws?game=cfour") as first, \
-                test_client.websocket_connect("/ws?game=cfour") as second:
-            next_of(first, "state")
-            next_of(second, "state")
-            with test_client.websocket_connect("/ws?game=cfour") as third:
-                message = third.receive_json()
-                assert message["type"] == "error" and "2 pages open" in message["message"]
-                with pytest.raises(WebSocketDisconnect) as closed:
-                    third.receive_json()
-                assert closed.value.code == 1013
-        with test_client.websocket_connect("/ws?game=cfour") as again:  # room again
+    with two_pages(create_app(ENGINE, Guard("testserver"), max_pages=2)) as (client, first, _):
+        with client.websocket_connect("/ws?game=cfour") as third:
+            message = third.receive_json()
+            assert message["type"] == "error" and "2 pages open" in message["message"]
+            with pytest.raises(WebSocketDisconnect) as closed:
+                third.receive_json()
+            assert closed.value.code == 1013
+        first.close()
+        deadline = time.monotonic() + 10
+        while len(client.app.state.sessions) > 1 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        with client.websocket_connect("/ws?game=cfour") as again:  # room again
             assert next_of(again, "state")["variant"] == "cfour"
