@@ -8,9 +8,10 @@ colours swapped feed the pentanomial counts.
 
 Every finished game is stored (database first, then PGN) before it counts, in the order games
 finish; with a database a second run resumes: finished games are not played again, the seed of
-a random opening order is reused, and the PGN is rebuilt from the database. Before the first
-local game the referee's compiled code is loaded and frozen out of the garbage collector's sight:
-a full collection holds every thread, the readers that timestamp the engines' replies included.
+a random opening order is reused, and the stored games the PGN lacks are appended to it (nothing
+else in it is touched: other matches may share the file). Before the first local game the
+referee's compiled code is loaded and frozen out of the garbage collector's sight: a full
+collection holds every thread, the readers that timestamp the engines' replies included.
 
 With `cluster=` (an address) or a `DaskExecutor` the games run on a Dask cluster; storage, PGN
 and statistics stay here. A game played again because its worker was lost is stored once, with
@@ -39,7 +40,7 @@ from mallard.tournaments.records import Adjudication, GameJob, GameRecord, Openi
 from mallard.tournaments.referee import DEFAULT_STALL_TIMEOUT_MS, load_rules
 from mallard.tournaments.schedule import Slot, make_schedule
 from mallard.tournaments.stats import PentaStats, Sprt, WdlStats
-from mallard.tournaments.storage import MatchStore, StorageError
+from mallard.tournaments.storage import MatchStore, StorageError, append_pgn
 
 # Engine failures that end a match unless `recover` is on (a time loss does not).
 FATAL_FAILURES = ("disconnect", "startup")
@@ -310,11 +311,10 @@ class Match:
     def _finish(self, record: GameRecord, store: Optional[MatchStore], retries: int = 0) -> None:
         pgn = game_pgn(record, self.event, self.site)
         if store is not None:
-            if not store.add(record, pgn, retries):
+            if not store.add(record, pgn, retries, self.pgn_out):
                 return  # already stored by an earlier run
         if self.pgn_out:
-            with open(self.pgn_out, "a", encoding="utf-8") as handle:
-                handle.write(pgn)
+            append_pgn(self.pgn_out, pgn)
         if retries:
             self.retries[record.index] = retries
         self.games_this_run += 1

@@ -1,14 +1,17 @@
 """The match database: every finished game in SQLite the moment it ends, so a match resumes.
 
-Tables: `meta(key, value)` holds the match settings (JSON), the seed and the PGN file's length
-before the match first wrote to it; `games` holds one row per finished game, keyed by its
+Tables: `meta(key, value)` holds the match settings (JSON), the seed and, for each PGN file, where
+the match last wrote to it (`pgn_write:PATH`: the offset and the games of that write, stored in
+the same transaction as the game); `games` holds one row per finished game, keyed by its
 schedule number, with the whole record as JSON, the PGN text and `retries` (how many times the
 game was started again because its cluster worker was lost; a column added to databases written
 before it, defaulting to 0, so old databases open and resume). Each game is one transaction
 with `synchronous=FULL` in rollback-journal mode, so a SIGKILL at any instant leaves either the
-whole game or none of it. The PGN file is derived data: on resume it is cut back to its length
-before the match and rewritten from the database, so a kill between the database commit and the
-PGN write can neither lose nor duplicate a game.
+whole game or none of it. The PGN file is derived data, and may be shared with other matches
+(cutechess users point several at one file): on resume only the stored games it lacks are
+appended, and the only bytes ever removed are this match's own half-written last write (the file
+ends inside it, where it began), so a kill between the database commit and the PGN write can
+neither lose nor duplicate a game, and nobody else's games are touched.
 
 A database that already exists is checked, read-only, before anything is written to it:
 SQLite's own structure check, then every stored game and setting decoded. A damaged one is
@@ -23,6 +26,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sqlite3
 from pathlib import Path
 from typing import Callable, Optional
@@ -34,6 +38,8 @@ SCHEMA_VERSION = 2  # 2: games.retries
 # Beside the database: the lock that one runner at a time holds on it (another runner's games
 # would be thrown away, as the first owns the schedule); readers such as the tuner take none.
 LOCK_SUFFIX = ".lock"
+# meta key prefix of the last write to a PGN file: {"offset": where it began, "games": [idx]}
+PGN_WRITE = "pgn_write:"
 
 
 class StorageError(RuntimeError):
@@ -60,9 +66,11 @@ def check_readable(db: sqlite3.Connection, path: str) -> None:
                 if "settings" in meta and not isinstance(json.loads(meta["settings"]), dict):
                     raise ValueError("not an object")
                 for key, value in meta.items():
-                    if key == "seed" or key.startswith("pgn_base:"):
+                    if key == "seed" or key.startswith("pgn_base:"):  # pgn_base: before 2.x
                         int(value)
-            except (ValueError, TypeError) as error:
+                    elif key.startswith(PGN_WRITE):
+                        _pgn_write(value)
+            except (ValueError, TypeError, KeyError) as error:
                 raise _damaged(path, f"unreadable match settings: {error}") from None
         if "games" in tables:
             for idx, record, pgn in db.execute("SELECT idx, record, pgn FROM games"):
@@ -75,6 +83,46 @@ def check_readable(db: sqlite3.Connection, path: str) -> None:
                                          f"{type(error).__name__}: {error}") from None
     except sqlite3.Error as error:
         raise _damaged(path, str(error)) from None
+
+
+def _pgn_write(value: str) -> tuple[int, list[int]]:
+    """The offset and games of a `pgn_write:` setting; ValueError when it is not one."""
+    data = json.loads(value)
+    offset, games = data["offset"], data["games"]
+    if not (isinstance(offset, int) and offset >= 0 and isinstance(games, list)
+            and all(isinstance(game, int) for game in games)):
+        raise ValueError(f"not a PGN write: {value!r}")
+    return offset, games
+
+
+def _pgn_key(pgn_path: str) -> str:
+    return PGN_WRITE + os.path.abspath(pgn_path)
+
+
+def _pgn_write_row(pgn_path: str, games: list[int]) -> tuple[str, str]:
+    """The setting that says the next write to `pgn_path`, of `games`, begins at its end."""
+    try:
+        offset = os.path.getsize(pgn_path)
+    except OSError:
+        offset = 0
+    return _pgn_key(pgn_path), json.dumps({"offset": offset, "games": games})
+
+
+def append_pgn(pgn_path: str, text: str) -> None:
+    """Append games to a PGN file as the bytes whose length and place `MatchStore` records."""
+    with open(pgn_path, "ab") as handle:
+        handle.write(text.encode("utf-8"))
+
+
+# where a game's text may begin in a PGN file: its first tag at the start of a line
+_RECORD_START = re.compile(rb"^\[Event ", re.MULTILINE)
+
+
+def _records(content: bytes) -> set[bytes]:
+    """The file cut before each `[Event` tag: a game this runner wrote is one of the pieces
+    unless another program's game without an Event tag follows it."""
+    starts = [found.start() for found in _RECORD_START.finditer(content)] + [len(content)]
+    return {content[start:end] for start, end in zip(starts, starts[1:])}
 
 
 class MatchStore:
@@ -157,15 +205,16 @@ class MatchStore:
         rows = self._rows("SELECT record FROM games ORDER BY finished_order, idx")
         return [GameRecord.from_dict(json.loads(row[0])) for row in rows]  # checked at open
 
-    def pgn_texts(self) -> list[str]:
-        return [row[0] for row in self._rows("SELECT pgn FROM games ORDER BY finished_order, idx")]
-
     def retries(self) -> dict[int, int]:
         """{game: times it was started again} for the games that were."""
         return dict(self._rows("SELECT idx, retries FROM games WHERE retries > 0"))
 
-    def add(self, record: GameRecord, pgn: str, retries: int = 0) -> bool:
-        """Store a finished game; False (and nothing written) when its number is already in."""
+    def add(self, record: GameRecord, pgn: str, retries: int = 0,
+            pgn_out: Optional[str] = None) -> bool:
+        """Store a finished game; False (and nothing written) when its number is already in.
+        With `pgn_out`, the caller appends `pgn` to that file next (`append_pgn`): where the
+        write begins is recorded with the game, so that a write cut short can be told apart
+        from everything else in the file."""
         job = record.job
         try:
             self.db.execute("BEGIN IMMEDIATE")
@@ -180,6 +229,9 @@ class MatchStore:
                  " ".join(move.text for move in record.moves), record.started_at,
                  record.duration_ms, json.dumps(record.to_dict()), pgn, order, retries))
             added = self.db.execute("SELECT changes()").fetchone()[0] == 1
+            if added and pgn_out is not None:
+                self.db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
+                                _pgn_write_row(pgn_out, [job.index]))
             self.db.execute("COMMIT")
             return added
         except sqlite3.Error as error:
@@ -190,20 +242,34 @@ class MatchStore:
             raise StorageError(f"cannot store game {job.index} in '{self.path}': {error}") from None
 
     # --- the PGN file ---------------------------------------------------------------------------
+
     def restore_pgn(self, pgn_path: str) -> None:
-        """Make the PGN file its pre-match content followed by exactly the stored games."""
+        """Make the PGN file hold every stored game, touching nothing that is not this match's:
+        a last write cut short by a kill (the file ends inside it, at the place it began) is
+        cut off, and the stored games the file lacks are appended, in the order they finished.
+        Other matches' games, and anything else written after ours, stay as they are."""
         path = Path(pgn_path)
-        base_text = self.get_meta(f"pgn_base:{os.path.abspath(pgn_path)}")
-        current = path.stat().st_size if path.exists() else 0
-        if base_text is None:
-            self.set_meta(f"pgn_base:{os.path.abspath(pgn_path)}", str(current))
-            base = current
-        else:
-            base = min(int(base_text), current)
-        games = "".join(self.pgn_texts())
+        rows = self._rows("SELECT idx, pgn FROM games ORDER BY finished_order, idx")
+        texts = {idx: text.encode("utf-8") for idx, text in rows}
+        content = path.read_bytes() if path.exists() else b""
+        recorded = self.get_meta(_pgn_key(pgn_path))
+        if recorded is not None:
+            offset, games = _pgn_write(recorded)  # checked at open
+            written = b"".join(texts.get(idx, b"") for idx in games)
+            if offset < len(content) < offset + len(written) and \
+                    written.startswith(content[offset:]):
+                with open(path, "r+b") as handle:
+                    handle.truncate(offset)
+                    os.fsync(handle.fileno())
+                content = content[:offset]
+        present = _records(content)
+        missing = [idx for idx, _ in rows
+                   if texts[idx] not in present and texts[idx] not in content]
+        if not missing:
+            return
+        self.set_meta(*_pgn_write_row(pgn_path, missing))
         with open(path, "ab") as handle:
-            handle.truncate(base)
-            handle.write(games.encode("utf-8"))
+            handle.write(b"".join(texts[idx] for idx in missing))
             handle.flush()
             os.fsync(handle.fileno())
 

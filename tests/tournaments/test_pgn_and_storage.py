@@ -146,6 +146,36 @@ def test_the_pgn_is_rebuilt_from_the_database_after_a_crash(tmp_path):
     store.close()
 
 
+def test_a_shared_pgn_keeps_every_other_match_s_games_on_resume(tmp_path):
+    pgn = tmp_path / "all.pgn"
+
+    def run(db: str, names: tuple[str, str]) -> None:
+        Match(variant="cfour", engines=[scripted(names[0]), scripted(names[1])], games=2,
+              db=str(tmp_path / db), pgn_out=str(pgn)).run()
+
+    def stored(db: str) -> list[str]:
+        with sqlite3.connect(tmp_path / db) as connection:
+            return [row[0] for row in connection.execute("SELECT pgn FROM games ORDER BY idx")]
+
+    run("a.sqlite", ("a", "b"))
+    run("b.sqlite", ("c", "d"))
+    both = pgn.read_text()
+    run("a.sqlite", ("a", "b"))  # a resume with nothing left to play: the file is as it was
+    assert pgn.read_text() == both
+    # a kill in the middle of A's last write, after which B wrote on: A's broken game is not the
+    # end of the file, so it stays, B's games stay, and A's game is written whole after them
+    a_games, b_games = stored("a.sqlite"), stored("b.sqlite")
+    pgn.write_text(a_games[0] + a_games[1][:50])
+    with open(pgn, "a", encoding="utf-8") as handle:
+        handle.write("".join(b_games))
+    run("a.sqlite", ("a", "b"))
+    assert pgn.read_text() == a_games[0] + a_games[1][:50] + "".join(b_games) + a_games[1]
+    # the PGN gone: every stored game is written again, and only they
+    pgn.unlink()
+    run("a.sqlite", ("a", "b"))
+    assert pgn.read_text() == "".join(a_games)
+
+
 class Messages(Reporter):
     def __init__(self):
         self.lines: list[str] = []
