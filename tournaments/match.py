@@ -166,11 +166,15 @@ class Match:
             raise
         try:
             seed = self._seed(store)
+            jobs = self.jobs(seed)
             finished: set[int] = set()
             if store is not None:
                 resumed = store.bind_settings(self.settings(), self._lengthen)
                 self._note_sprt(store)
-                for record in store.records():
+                records = store.records()
+                for record in records:
+                    self._check_place(record, jobs)
+                for record in records:
                     self._count(record)
                     finished.add(record.index)
                 self.retries.update(store.retries())
@@ -181,7 +185,7 @@ class Match:
                     store.restore_pgn(self.pgn_out)
             if self._sprt_decided():
                 self.stop_reason = f"SPRT: {self.sprt_status} was accepted"
-            pending = [job for job in self.jobs(seed) if job.index not in finished]
+            pending = [job for job in jobs if job.index not in finished]
             if isinstance(executor, LocalExecutor):
                 if pending:
                     self._warn_undeclared_options()
@@ -204,6 +208,23 @@ class Match:
                     store.close()
         self.reporter.match_finished(self)
         return self
+
+    def _check_place(self, record: GameRecord, jobs: list[GameJob]) -> None:
+        """A stored game must be the game its number has in this match's schedule: a database
+        whose games were placed otherwise (by a mallard from before colours alternated across
+        rounds) would mix two schedules and unbalance the colours."""
+        played = record.job
+        job = jobs[played.index - 1] if 0 < played.index <= len(jobs) else None
+        if job is None or (played.white_id, played.black_id, played.pair, played.round,
+                           played.opening.to_dict()) != (job.white_id, job.black_id, job.pair,
+                                                         job.round, job.opening.to_dict()):
+            where = (f"{job.white.name} vs {job.black.name}, round {job.round}, pair {job.pair}"
+                     if job is not None else "no such game")
+            raise StorageError(
+                f"'{self.db}' holds game {played.index} as {played.white.name} vs "
+                f"{played.black.name}, round {played.round}, pair {played.pair}, where this "
+                f"match's schedule has {where}: it was played to another schedule (an older "
+                "mallard's); use a new -db file")
 
     def _lengthen(self, recorded_games: int) -> None:
         """A larger -games on resume lengthens the recorded match, as an SPRT that ran out of

@@ -51,6 +51,60 @@ def test_without_repeat_every_game_has_its_own_opening_and_gauntlet_centres_engi
         make_schedule(1)
 
 
+def _whites_of_each_encounter(slots) -> dict[frozenset, list[int]]:
+    whites: dict[frozenset, list[int]] = {}
+    for slot in slots:
+        whites.setdefault(frozenset((slot.white_id, slot.black_id)), []).append(slot.white_id)
+    return whites
+
+
+@pytest.mark.parametrize("engines, games, rounds", [(2, 1, 4), (2, 3, 3), (3, 1, 2), (3, 3, 2),
+                                                    (4, 1, 3)])
+def test_colours_alternate_across_rounds_and_repeat_pairs_go_on(engines, games, rounds):
+    # cutechess: an encounter's engines swap colours after each of their games, round after
+    # round, so each encounter's whites alternate and end balanced when it plays evenly often
+    slots = make_schedule(engines, games=games, rounds=rounds, repeat=True)
+    for pair_of_engines, whites in _whites_of_each_encounter(slots).items():
+        first = min(pair_of_engines)
+        assert whites == [first if n % 2 == 0 else max(pair_of_engines)
+                          for n in range(len(whites))]
+    # -repeat: with two engines the games pair up two by two across rounds; with more, within
+    # each encounter's run of games (a new encounter drops an unpaired game's opening)
+    run = len(slots) if engines == 2 else games
+    groups = [slots[start:min(start + 2, begin + run)] for begin in range(0, len(slots), run)
+              for start in range(begin, begin + run, 2)]
+    for group in groups:
+        assert len({(slot.pair, slot.opening_index) for slot in group}) == 1
+    assert len({group[0].pair for group in groups}) == len(groups)
+    assert len({group[0].opening_index for group in groups}) == len(groups)
+
+
+def test_one_game_a_round_over_rounds_alternates_colours_and_pairs_in_a_match():
+    match = Match(variant="cfour", engines=[scripted("a"), scripted("b")], games=1, rounds=4,
+                  repeat=True).run()
+    records = sorted(match.records, key=lambda record: record.index)
+    assert [record.white_name for record in records] == ["a", "b", "a", "b"]
+    assert [record.job.round for record in records] == [1, 2, 3, 4]
+    assert match.penta.pairs == 2
+
+
+def test_a_database_of_another_schedule_is_refused(tmp_path):
+    db = str(tmp_path / "m.sqlite")
+    Match(variant="cfour", engines=[scripted("a"), scripted("b")], games=1, rounds=2,
+          db=db).run()
+    with sqlite3.connect(db) as connection:  # game 2 as a mallard before the fix played it
+        record = json.loads(connection.execute("SELECT record FROM games WHERE idx = 2")
+                            .fetchone()[0])
+        job = record["job"]
+        job["white"], job["black"] = job["black"], job["white"]
+        job["white_id"], job["black_id"] = job["black_id"], job["white_id"]
+        connection.execute("UPDATE games SET record = ? WHERE idx = 2", (json.dumps(record),))
+    with pytest.raises(StorageError, match="holds game 2 as a vs b, round 2, pair 1, where "
+                                           "this match's schedule has b vs a"):
+        Match(variant="cfour", engines=[scripted("a"), scripted("b")], games=1, rounds=2,
+              db=db).run()
+
+
 # --- openings ------------------------------------------------------------------------------------
 def test_opening_formats(tmp_path):
     from mallard.engines import get_game
