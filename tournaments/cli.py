@@ -48,7 +48,8 @@ USAGE = f"""usage: mallard match -variant {'|'.join(_VARIANTS)}
             nodes=N] [timemargin=MS] [option.NAME=VALUE ...] [restart=on|off] [dir=D] ...
     -engine ... [-engine ...] [-each KEY=VALUE ...] [-tournament round-robin|gauntlet]
     [-games N] [-rounds N] [-repeat] [-concurrency N] [-srand N]
-    [-openings file=F [format=epd|fen|moves|pgn] [order=sequential|random] [plies=N]]
+    [-openings file=F [format=epd|fen|moves|pgn] [order=sequential|random] [plies=N]
+               [start=N] [policy=default]]
     [-draw movenumber=N movecount=N score=CP] [-resign movecount=N score=CP [twosided=true]]
     [-maxmoves N] [-adjudicate solved [nodes=N]]
     [-sprt elo0=E0 elo1=E1 [alpha=A] [beta=B] [model=bayesian|logistic|normalized]]
@@ -84,7 +85,8 @@ match options:
   -concurrency N     games played at once (default 1; on a cluster: its worker threads)
   -srand N           seed of the random opening order
   -openings ...      file=F, format=epd|fen|moves|pgn (default epd), order=sequential|random,
-                     plies=N (cut each opening)
+                     plies=N (cut each opening), start=N (begin with the N-th opening; default
+                     1), policy=default (cutechess's encounter and round are not supported)
   -draw ...          adjudicate a draw after movenumber=N when movecount=N moves in a row are
                      scored within score=CP by both engines
   -resign ...        adjudicate a loss after movecount=N moves at or below -score=CP
@@ -93,7 +95,8 @@ match options:
   -adjudicate solved [nodes=N]  end a game the solver proves (default 2,000,000 nodes)
   -sprt ...          elo0=E0 elo1=E1 alpha=A beta=B (0.05 each) model=bayesian (default),
                      logistic or normalized: stop when the test decides
-  -report penta=true fastchess's pentanomial lines (and the SPRT over game pairs)
+  -report penta=true the SPRT counts game pairs (pentanomial) and adds fastchess's LLR line;
+                     needs pairs (-repeat, two engines, two games or more)
   -pgnout FILE       append the games as PGN
   -db FILE           keep every finished game in SQLite; the same command again resumes
                      (with a larger -games, it lengthens the match)
@@ -112,6 +115,15 @@ match options:
 
 ENGINE_KEYS = ("cmd", "arg", "name", "proto", "tc", "st", "depth", "nodes", "timemargin",
                "restart", "dir")
+# the KEY=VALUE settings of each option that takes them (-engine's are ENGINE_KEYS)
+SETTING_KEYS = {
+    "-openings": ("file=", "format=", "order=", "plies=", "start=", "policy="),
+    "-draw": ("movenumber=", "movecount=", "score="),
+    "-resign": ("movecount=", "score=", "twosided="),
+    "-sprt": ("elo0=", "elo1=", "alpha=", "beta=", "model="),
+    "-report": ("penta=",),
+    "-adjudicate": ("solved", "nodes="),
+}
 
 
 class UsageError(ValueError):
@@ -129,6 +141,29 @@ def _pairs(tokens: list[str], option: str) -> list[tuple[str, str]]:
             raise UsageError(f"{option}: expected KEY=VALUE, got '{token}'")
         pairs.append((key, value))
     return pairs
+
+
+def _settings(option: str, tokens: list[str]) -> dict[str, str]:
+    """The KEY=VALUE settings of `option`, each key one it takes (SETTING_KEYS)."""
+    pairs = _pairs(tokens, option)
+    known = SETTING_KEYS[option]
+    for key, value in pairs:
+        if key in known and value:
+            raise UsageError(f"{option}: {key} takes no value")
+        if key + "=" not in known and key not in known:
+            raise UsageError(f"{option}: unknown setting '{key}' (it takes {', '.join(known)})")
+    return dict(pairs)
+
+
+def _choice(what: str, text: str, choices: tuple[str, ...]) -> str:
+    if text not in choices:
+        raise UsageError(f"{what} takes {' or '.join(choices)}, not '{text}'")
+    return text
+
+
+def _boolean(what: str, text: str) -> bool:
+    """cutechess's true/false (or -progress's on/off is read with _choice)."""
+    return _choice(what, text, ("true", "false")) == "true"
 
 
 def split_options(argv: list[str]) -> list[tuple[str, list[str]]]:
@@ -269,9 +304,9 @@ def _variant(args: _Arguments, option: str, values: list[str]) -> None:
 
 
 def _adjudicate(args: _Arguments, option: str, values: list[str]) -> None:
-    spec = dict(_pairs(values, option))
-    if "solved" not in spec:
-        raise UsageError("-adjudicate: only 'solved' is known")
+    spec = _settings(option, values)
+    if "solved" not in spec or spec["solved"]:
+        raise UsageError("-adjudicate takes solved [nodes=N]")
     args.adjudication["solved"] = True
     if "nodes" in spec:
         args.adjudication["solve_nodes"] = _int("-adjudicate nodes", spec["nodes"], 1)
@@ -313,7 +348,11 @@ def _cluster(option: str, values: list[str]) -> str:
 
 
 def _pairs_of(field: str):
-    return lambda args, option, values: setattr(args, field, dict(_pairs(values, option)))
+    return lambda args, option, values: setattr(args, field, _settings(option, values))
+
+
+def _report(args: _Arguments, option: str, values: list[str]) -> None:
+    args.penta = _boolean("-report penta=", _settings(option, values).get("penta", "false"))
 
 
 # option -> reader(arguments, option, its values): the grammar of `mallard match`
@@ -335,8 +374,7 @@ _OPTION_READERS: dict[str, Callable[[_Arguments, str, list[str]], None]] = {
     "-maxmoves": lambda args, option, values: args.adjudication.__setitem__(
         "maxmoves", _int(option, _one(option, values), 1)),
     "-adjudicate": _adjudicate,
-    "-report": lambda args, option, values: setattr(
-        args, "penta", dict(_pairs(values, option)).get("penta", "false") == "true"),
+    "-report": _report,
     "-pgnout": _pgn_out,
     "-db": _match_setting("db", lambda option, values: _writable(option, _one(option, values))),
     "-event": _match_setting("event", lambda option, values: " ".join(values)),
@@ -345,7 +383,7 @@ _OPTION_READERS: dict[str, Callable[[_Arguments, str, list[str]], None]] = {
     "-ratinginterval": lambda args, option, values: args.extras.__setitem__(
         "ratinginterval", _int(option, _one(option, values))),
     "-progress": lambda args, option, values: args.extras.__setitem__(
-        "progress", _one(option, values) == "on"),
+        "progress", _choice(option, _one(option, values), ("on", "off")) == "on"),
     "-startuptimeout": _match_setting("startup_timeout_ms", _timeout),
     "-stalltimeout": _match_setting("stall_timeout_ms", _timeout),
     "-cluster": _match_setting("cluster", _cluster),
@@ -385,11 +423,16 @@ def _openings(args: _Arguments, game) -> list:
     if "file" not in spec:
         raise UsageError("-openings needs file=")
     plies = _int("-openings plies", spec["plies"]) if "plies" in spec else None
-    openings = read_openings(spec["file"], game, spec.get("format", "epd"), plies)
-    args.match["opening_order"] = spec.get("order", "sequential")
-    if args.match["opening_order"] not in ("sequential", "random"):
-        raise UsageError("-openings order= takes sequential or random")
-    return openings
+    args.match["opening_order"] = _choice("-openings order=", spec.get("order", "sequential"),
+                                          ("sequential", "random"))
+    # cutechess's start=N: the first opening played is the N-th (of the shuffled order when
+    # random), counting on from there and wrapping
+    args.match["opening_start"] = _int("-openings start", spec.get("start", "1"), 1) - 1
+    if spec.get("policy", "default") != "default":
+        raise UsageError(f"-openings policy={spec['policy']} is not supported: only "
+                         "policy=default (a new opening after -repeat's two games, and for each "
+                         "new encounter)")
+    return read_openings(spec["file"], game, spec.get("format", "epd"), plies)
 
 
 def _adjudication_limits(args: _Arguments) -> None:
@@ -406,7 +449,7 @@ def _adjudication_limits(args: _Arguments) -> None:
         args.adjudication.update(
             resign_movecount=_int("-resign movecount", resign["movecount"], 1),
             resign_score=_int("-resign score", resign["score"]),
-            resign_twosided=resign.get("twosided", "false") == "true")
+            resign_twosided=_boolean("-resign twosided=", resign.get("twosided", "false")))
 
 
 def _sprt(args: _Arguments, engine_count: int) -> Optional[Sprt]:

@@ -80,6 +80,7 @@ class Match:
     tournament: str = "round-robin"
     openings: list[Opening] = field(default_factory=list)
     opening_order: str = "sequential"
+    opening_start: int = 0  # the first opening played (0-based; cutechess's start=N is N - 1)
     adjudication: Adjudication = field(default_factory=Adjudication)
     sprt: Optional[Sprt] = None
     sprt_pentanomial: bool = False  # the SPRT counts game pairs (fastchess -report penta=true)
@@ -101,6 +102,9 @@ class Match:
     def __post_init__(self):
         if len(self.engines) < 2:
             raise ValueError("a match needs at least two engines")
+        if not isinstance(self.opening_start, int) or self.opening_start < 0:
+            raise ValueError(f"opening_start must be a whole number >= 0, not "
+                             f"{self.opening_start!r}")
         names = [engine.name for engine in self.engines]
         if len(set(names)) != len(names):
             raise ValueError(f"engine names must differ: {', '.join(names)}")
@@ -113,6 +117,10 @@ class Match:
                                  "position: use a moves opening file")
         self.schedule: list[Slot] = make_schedule(len(self.engines), self.games, self.rounds,
                                                   self.repeat, self.tournament)
+        if self.sprt_pentanomial and not self.forms_pairs():
+            raise ValueError("-report penta=true counts game pairs, and this match plays none: "
+                             "give -repeat (each opening twice, colours swapped) and at least "
+                             "two games between the two engines")
         self.records: list[GameRecord] = []
         self.standings = [EngineStanding(engine.name) for engine in self.engines]
         self.wdl = WdlStats(0, 0, 0)  # the first engine against the second (two-engine match)
@@ -129,12 +137,28 @@ class Match:
 
     # --- settings that identify the match in its database -------------------------------------
     def settings(self) -> dict:
-        return {"variant": self.variant, "engines": [engine.to_dict() for engine in self.engines],
-                "games": self.games, "rounds": self.rounds, "repeat": self.repeat,
-                "tournament": self.tournament,
-                "openings": [opening.to_dict() for opening in self.openings],
-                "opening_order": self.opening_order,
-                "adjudication": self.adjudication.to_dict(), "board": self.board}
+        settings = {"variant": self.variant,
+                    "engines": [engine.to_dict() for engine in self.engines],
+                    "games": self.games, "rounds": self.rounds, "repeat": self.repeat,
+                    "tournament": self.tournament,
+                    "openings": [opening.to_dict() for opening in self.openings],
+                    "opening_order": self.opening_order,
+                    "adjudication": self.adjudication.to_dict(), "board": self.board}
+        if self.opening_start:  # only when given, so that databases from before it still match
+            settings["opening_start"] = self.opening_start
+        return settings
+
+    def counts_pairs(self) -> bool:
+        """Whether two games of a schedule pair are a game pair for the pentanomial counts:
+        with -repeat, or when every game starts from the same position (no openings)."""
+        return self.repeat or not self.openings
+
+    def forms_pairs(self) -> bool:
+        """Whether the pentanomial counts can get a pair: two engines with two games in one
+        schedule pair."""
+        pairs = [slot.pair for slot in self.schedule]
+        return (len(self.engines) == 2 and self.counts_pairs()
+                and len(set(pairs)) < len(pairs))
 
     @property
     def total_games(self) -> int:
@@ -148,7 +172,8 @@ class Match:
             raise ValueError(f"unknown opening order '{self.opening_order}'")
         jobs = []
         for slot in self.schedule:
-            opening = order[slot.opening_index % len(order)] if order else Opening()
+            opening = (order[(slot.opening_index + self.opening_start) % len(order)]
+                       if order else Opening())
             jobs.append(GameJob(slot.index, slot.round, slot.pair, self.variant,
                                 self.engines[slot.white_id], self.engines[slot.black_id],
                                 slot.white_id, slot.black_id, opening, self.adjudication,
@@ -361,7 +386,7 @@ class Match:
         if score is None:
             return
         self.wdl = self.standings[0].wdl
-        if not (self.repeat or not self.openings):
+        if not self.counts_pairs():
             return  # consecutive games with different openings are not a pair
         pair = self._pair_scores.setdefault(job.pair, {})
         pair[job.index] = score

@@ -80,11 +80,63 @@ def test_output_lines_json_and_pgn(tmp_path):
      "cannot write"),
     (["-engine", "cmd=x", "st=1", "-engine", "cmd=y", "st=1", "-draw", "movecount=2"],
      "-draw needs movenumber=, score="),
+    # no game pair can form: a pentanomial SPRT would stay at 0 for ever
+    (["-engine", "cmd=x", "st=1", "-engine", "cmd=y", "st=1", "-games", "1", "-rounds", "1",
+      "-repeat", "-sprt", "elo0=0", "elo1=5", "-report", "penta=true"],
+     "-report penta=true counts game pairs, and this match plays none"),
 ])
 def test_usage_errors_are_one_clear_line(args, message):
     done = mallard_match(*args, timeout=60)
     assert done.returncode == 2
     assert message in done.stderr and "Traceback" not in done.stderr
+
+
+TWO = ["-variant", "cfour", "-engine", "cmd=x", "st=1", "-engine", "cmd=y", "st=1"]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["-openings", "file=F", "plys=1"], "-openings: unknown setting 'plys' (it takes file=, "
+                                        "format=, order=, plies=, start=, policy=)"),
+    (["-openings", "file=F", "policy=round"], "-openings policy=round is not supported"),
+    (["-openings", "file=F", "start=0"], "-openings start: 0 is below 1"),
+    (["-sprt", "elo0=0", "elo1=5", "foo=1"], "-sprt: unknown setting 'foo' (it takes elo0=, "
+                                             "elo1=, alpha=, beta=, model=)"),
+    (["-draw", "movenumber=1", "movecount=2", "score=3", "foo=2"],
+     "-draw: unknown setting 'foo' (it takes movenumber=, movecount=, score=)"),
+    (["-resign", "movecount=2", "score=3", "tosided=true"],
+     "-resign: unknown setting 'tosided' (it takes movecount=, score=, twosided=)"),
+    (["-resign", "movecount=2", "score=3", "twosided=maybe"],
+     "-resign twosided= takes true or false, not 'maybe'"),
+    (["-report", "penta=yes"], "-report penta= takes true or false, not 'yes'"),
+    (["-report", "pent=true"], "-report: unknown setting 'pent' (it takes penta=)"),
+    (["-progress", "maybe"], "-progress takes on or off, not 'maybe'"),
+    (["-adjudicate", "solved", "node=5"], "-adjudicate: unknown setting 'node' (it takes "
+                                          "solved, nodes=)"),
+    (["-adjudicate", "solved=1"], "-adjudicate: solved takes no value"),
+])
+def test_a_setting_an_option_does_not_take_is_refused_by_name(tmp_path, args, message):
+    openings = tmp_path / "o.moves"
+    openings.write_text("a\nb\n")
+    args = [arg.replace("file=F", f"file={openings}") for arg in args]
+    done = mallard_match(*TWO, *args, timeout=60)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr.startswith(f"mallard match: {message}") and done.stderr.count("\n") == 1
+
+
+def test_openings_start_is_the_number_of_the_first_opening(tmp_path):
+    from mallard.tournaments.cli import build_match
+
+    openings = tmp_path / "o.moves"
+    openings.write_text("P@a1\nP@b1\nP@c1\n")
+    match, _ = build_match([*TWO, "-games", "3", "-openings", f"file={openings}",
+                            "format=moves", "start=3"])
+    assert [job.opening.moves for job in match.jobs(0)] == [("P@c1",), ("P@a1",), ("P@b1",)]
+    shuffled, _ = build_match([*TWO, "-games", "3", "-openings", f"file={openings}",
+                               "format=moves", "order=random"])
+    started, _ = build_match([*TWO, "-games", "3", "-openings", f"file={openings}",
+                              "format=moves", "order=random", "start=2"])
+    order = [job.opening.moves for job in shuffled.jobs(5)]
+    assert [job.opening.moves for job in started.jobs(5)] == order[1:] + order[:1]
 
 
 def test_sigkill_mid_match_then_resume_gives_every_game_exactly_once(tmp_path):
