@@ -268,14 +268,16 @@ class EngineProcess:
             pass
 
     def close(self, quit_command: str, grace_s: float = 2.0) -> None:
-        """Ask politely, then kill."""
-        if self.process.poll() is None:
-            try:
-                self.send(quit_command)
-                self.process.wait(grace_s)
-            except (EngineError, subprocess.TimeoutExpired):
-                pass
-        self.kill()
+        """Ask politely, then kill (also when Ctrl-C cuts the wait short)."""
+        try:
+            if self.process.poll() is None:
+                try:
+                    self.send(quit_command)
+                    self.process.wait(grace_s)
+                except (EngineError, subprocess.TimeoutExpired):
+                    pass
+        finally:
+            self.kill()
 
 
 def deadline_after(ms: Optional[float]) -> Optional[int]:
@@ -334,7 +336,7 @@ class Player:
         self.process = EngineProcess(self.config)
         try:
             self.handshake()
-        except EngineError:
+        except BaseException:  # a failed start, and Ctrl-C or SIGTERM during it
             self.process.kill()
             raise
 
@@ -371,13 +373,13 @@ def undeclared_options(config: EngineConfig, variant: str, timeout_ms: int) -> l
         return []
     player = Player.create(config, variant, startup_timeout_ms=timeout_ms)
     try:
-        player.start()
+        player.start()  # kills the engine itself when interrupted
     except EngineError:
         return []
     try:
         return [name for name in config.options if name.lower() not in player.declared]
     finally:
-        player.close()
+        player.close()  # kills it, even when interrupted
 
 
 class UciPlayer(Player):

@@ -345,3 +345,44 @@ def test_three_engines_round_robin_and_gauntlet():
     assert lines[0].split()[:3] == ["Rank", "Name", "Elo"] and len(lines) == 4
     gauntlet = run("duck", trio, games=2, tournament="gauntlet", adjudication=rules)
     assert [s.wdl.games for s in gauntlet.standings] == [4, 2, 2]
+
+
+def _gone(process) -> bool:
+    """Whether the OS process has ended (and is reaped): the oracle is the OS, not our flags."""
+    try:
+        process.wait(5)
+        return True
+    except Exception:
+        process.kill()
+        process.wait()
+        return False
+
+
+def test_ctrl_c_in_the_startup_options_check_kills_the_engine(monkeypatch):
+    from mallard.tournaments import players
+
+    started = []
+    config = EngineConfig(name="a", command=["sleep", "30"], options={"Foo": "1"},
+                          tc=TimeControl.fixed_move_time(1))
+
+    def interrupted_handshake(self):  # Ctrl-C while the engine is yet to answer `uci`
+        started.append(self.process.process)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(players.UciPlayer, "handshake", interrupted_handshake)
+    with pytest.raises(KeyboardInterrupt):
+        players.undeclared_options(config, "duck", 5_000)
+    assert _gone(started[0])
+
+    def quiet_handshake(self):
+        started.append(self.process.process)
+        self.declared = set()
+
+    def interrupted_send(self, line):  # Ctrl-C while the engine is asked to quit
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(players.UciPlayer, "handshake", quiet_handshake)
+    monkeypatch.setattr(players.EngineProcess, "send", interrupted_send)
+    with pytest.raises(KeyboardInterrupt):
+        players.undeclared_options(config, "duck", 5_000)
+    assert _gone(started[1])
