@@ -117,6 +117,8 @@ class Match:
                                  "position: use a moves opening file")
         self.schedule: list[Slot] = make_schedule(len(self.engines), self.games, self.rounds,
                                                   self.repeat, self.tournament)
+        if self.sprt is not None:
+            self._check_sprt_fit()
         if self.sprt_pentanomial and not self.forms_pairs():
             raise ValueError("-report penta=true counts game pairs, and this match plays none: "
                              "give -repeat (each opening twice, colours swapped) and at least "
@@ -147,6 +149,22 @@ class Match:
         if self.opening_start:  # only when given, so that databases from before it still match
             settings["opening_start"] = self.opening_start
         return settings
+
+    def _check_sprt_fit(self) -> None:
+        """A hypothesis the model's fit cannot reach fails the same way whatever the games say:
+        tried here on even counts, so it is refused before the first game, not after it."""
+        sprt = self.sprt
+        try:
+            if self.sprt_pentanomial:
+                sprt.llr_pentanomial([1, 1, 1, 1, 1])
+            else:
+                sprt.llr_trinomial(1, 1, 1)
+        except ValueError:
+            raise ValueError(f"-sprt elo0={sprt.elo0:g} elo1={sprt.elo1:g} model={sprt.model} "
+                             f"cannot be tested over "
+                             f"{'game pairs' if self.sprt_pentanomial else 'games'}: the "
+                             f"{sprt.model}-Elo fit cannot reach these bounds; choose bounds "
+                             "nearer 0") from None
 
     def counts_pairs(self) -> bool:
         """Whether two games of a schedule pair are a game pair for the pentanomial counts:

@@ -84,6 +84,13 @@ def test_output_lines_json_and_pgn(tmp_path):
     (["-engine", "cmd=x", "st=1", "-engine", "cmd=y", "st=1", "-games", "1", "-rounds", "1",
       "-repeat", "-sprt", "elo0=0", "elo1=5", "-report", "penta=true"],
      "-report penta=true counts game pairs, and this match plays none"),
+    # hypotheses the normalized fit cannot reach: refused before the first game
+    (["-engine", "cmd=x", "st=1", "-engine", "cmd=y", "st=1", "-sprt", "elo0=0", "elo1=1000",
+      "model=normalized"], "-sprt elo0=0 elo1=1000 model=normalized cannot be tested over "
+                           "games: the normalized-Elo fit cannot reach"),
+    (["-engine", "cmd=x", "st=1", "-engine", "cmd=y", "st=1", "-games", "2", "-repeat",
+      "-sprt", "elo0=0", "elo1=300", "-report", "penta=true"],
+     "-sprt elo0=0 elo1=300 model=normalized cannot be tested over game pairs"),
 ])
 def test_usage_errors_are_one_clear_line(args, message):
     done = mallard_match(*args, timeout=60)
