@@ -38,7 +38,7 @@ from mallard.tournaments.players import EngineConfig
 from mallard.tournaments.records import Adjudication
 from mallard.tournaments.stats import Sprt
 from mallard.tournaments.storage import StorageError
-from mallard.tournaments.timecontrol import TimeControl
+from mallard.tournaments.timecontrol import MAX_TIME_MS, TimeControl
 
 _DEFAULT_VARIANT = DEFAULT_GAMES["uci"]
 _VARIANTS = [game.name for game in GAMES]  # the registry's order
@@ -187,13 +187,15 @@ def _is_number(token: str) -> bool:
         return False
 
 
-def _int(option: str, text: str, minimum: int = 0) -> int:
+def _int(option: str, text: str, minimum: int = 0, maximum: Optional[int] = None) -> int:
     try:
         value = int(text)
     except ValueError:
         raise UsageError(f"{option}: '{text}' is not a whole number") from None
     if value < minimum:
         raise UsageError(f"{option}: {value} is below {minimum}")
+    if maximum is not None and value > maximum:
+        raise UsageError(f"{option}: {value} is above {maximum}")
     return value
 
 
@@ -204,13 +206,15 @@ def _require(option: str, given: dict, keys: tuple[str, ...]) -> None:
 
 
 def _seconds(option: str, text: str) -> int:
+    """A number of seconds as milliseconds: from 1 ms to a year (MAX_TIME_MS)."""
     try:
-        seconds = float(text)
-    except ValueError:
-        seconds = -1.0
-    if not 0 < seconds < 1e7:
-        raise UsageError(f"{option} takes a positive number of seconds, not '{text}'")
-    return int(seconds * 1000)
+        milliseconds = round(float(text) * 1000)
+    except (ValueError, OverflowError):  # text, nan; inf
+        milliseconds = -1
+    if not 1 <= milliseconds <= MAX_TIME_MS:
+        raise UsageError(f"{option} takes a positive number of seconds, from 0.001 to "
+                         f"{MAX_TIME_MS // 1000} (a year), not '{text}'")
+    return milliseconds
 
 
 def _writable(option: str, path: str) -> str:
@@ -260,7 +264,8 @@ def _engine_config(settings: list[tuple[str, str]], index: int):
     try:
         return EngineConfig(name=name, command=command, protocol=fields.get("proto", "uci"),
                             options=options, tc=tc,
-                            timemargin_ms=_int("timemargin", fields.get("timemargin", "0")),
+                            timemargin_ms=_int("timemargin", fields.get("timemargin", "0"),
+                                               maximum=MAX_TIME_MS),
                             restart=restart == "on", workdir=fields.get("dir"))
     except ValueError as error:
         raise UsageError(str(error)) from None

@@ -134,6 +134,7 @@ class Match:
         self.retries: dict[int, int] = {}  # game -> times it was started again (cluster)
         self.cluster_status: Optional[dict] = None  # the cluster's last known size
         self.games_this_run = 0
+        self.runner_failures = 0  # games of this run that raised in the runner (not stored)
         self._run_started: Optional[float] = None
         self._executor: Optional[Executor] = None
 
@@ -237,6 +238,10 @@ class Match:
                 load_rules(self.variant, self.board)
                 freeze_long_lived_objects()
             self._drive(pending, executor, store)
+            if self.runner_failures and self.stop_reason is None:
+                self.stop_reason = (f"{self.runner_failures} of the games failed in the runner "
+                                    "and were not stored (with -db, the same command again "
+                                    "plays them)")
         except BaseException:
             self.stop_reason = self.stop_reason or "interrupted"
             executor.request_stop(kill=True)  # do not wait for running games to end
@@ -358,6 +363,7 @@ class Match:
                     raise  # nowhere left to play: the match ends, the database keeps its games
                 except Exception as error:  # a referee bug must not lose the other games
                     self.reporter.message(f"Game {job.index} failed in the runner: {error!r}")
+                    self.runner_failures += 1
                     continue
                 if record.result == "*" and record.termination is Termination.UNTERMINATED:
                     continue  # stopped before its end: it is played again on resume

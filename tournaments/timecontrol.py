@@ -29,6 +29,9 @@ _TC_PATTERN = re.compile(
     re.ASCII,
 )
 _INFINITE_TEXT = "inf"
+# The longest time any limit may give (a year): longer ones are typing slips, and far longer
+# ones overflow the waits of the threads that run a game.
+MAX_TIME_MS = 365 * 24 * 3600 * 1000
 
 
 def _seconds_to_ms(text: str) -> int:
@@ -99,6 +102,11 @@ class TimeControl:
             value = getattr(self, name)
             if value is not None:
                 _positive_int(name, value)
+        for name, what in (("time_ms", "clock time"), ("increment_ms", "increment"),
+                           ("movetime_ms", "move time")):
+            value = getattr(self, name)
+            if value is not None and value > MAX_TIME_MS:
+                raise ValueError(f"a {what} of {_format_seconds(value)} s is more than a year")
         if self.moves and not self.has_clock():
             raise ValueError(f"a period of {self.moves} moves needs a time or an increment")
         if self.infinite and (self.has_clock() or self.movetime_ms is not None):

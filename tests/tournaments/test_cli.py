@@ -84,6 +84,15 @@ def test_output_lines_json_and_pgn(tmp_path):
     (["-engine", "cmd=x", "st=1", "-engine", "cmd=y", "st=1", "-games", "1", "-rounds", "1",
       "-repeat", "-sprt", "elo0=0", "elo1=5", "-report", "penta=true"],
      "-report penta=true counts game pairs, and this match plays none"),
+    # times of less than a millisecond or more than a year (which overflowed every game)
+    (["-engine", "cmd=x", "st=1", "-engine", "cmd=y", "st=1", "-startuptimeout", "0.0004"],
+     "-startuptimeout takes a positive number of seconds, from 0.001 to 31536000"),
+    (["-engine", "cmd=x", "st=9999999999", "-engine", "cmd=y", "st=1"],
+     "engine 'x': a move time of 9999999999 s is more than a year"),
+    (["-engine", "cmd=x", "tc=99999999999999999999", "-engine", "cmd=y", "st=1"],
+     "engine 'x': a clock time of 99999999999999999999 s is more than a year"),
+    (["-engine", "cmd=x", "st=1", "timemargin=99999999999999", "-engine", "cmd=y", "st=1"],
+     "timemargin: 99999999999999 is above 31536000000"),
     # hypotheses the normalized fit cannot reach: refused before the first game
     (["-engine", "cmd=x", "st=1", "-engine", "cmd=y", "st=1", "-sprt", "elo0=0", "elo1=1000",
       "model=normalized"], "-sprt elo0=0 elo1=1000 model=normalized cannot be tested over "
@@ -348,3 +357,23 @@ def test_a_sigterm_during_the_cleanup_of_ctrl_c_or_sigterm_is_ignored():
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == ["cleaned up after KeyboardInterrupt",
                                         "cleaned up after Terminated"]
+
+
+def test_a_match_whose_games_fail_in_the_runner_does_not_exit_0(monkeypatch, capsys):
+    from concurrent.futures import Future
+
+    from mallard.tournaments import cli
+    from mallard.tournaments.executors import LocalExecutor
+
+    def failing(self, job):
+        future = Future()
+        future.set_exception(OverflowError("timeout value is too large"))
+        return future
+
+    monkeypatch.setattr(LocalExecutor, "submit", failing)
+    status = cli.main(["-variant", "cfour", *engine_args("a"), *engine_args("b"),
+                       "-games", "2"])
+    out = capsys.readouterr().out
+    assert status == 1
+    assert out.count("failed in the runner: OverflowError") == 2
+    assert "Match stopped: 2 of the games failed in the runner" in out

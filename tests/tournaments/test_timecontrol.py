@@ -370,3 +370,14 @@ def test_ugi_go_fields_period_and_movetime():
         "p1time": 30_000, "p2time": 30_000, "p1inc": 0, "p2inc": 0, "movestogo": 20}
     st_clock, _ = make_clock(TimeControl.fixed_move_time(2), preincrement=False)
     assert ugi_go_fields(first, st_clock, False) == {"movetime": 2000}
+
+
+def test_a_limit_of_more_than_a_year_is_refused_and_a_year_is_not():
+    year_s = 365 * 24 * 3600
+    assert TimeControl.fixed_move_time(year_s).movetime_ms == year_s * 1000
+    assert TimeControl.parse(f"{year_s}+{year_s}").increment_ms == year_s * 1000
+    for text in (f"{year_s + 1}", "99999999999999999999", f"1+{year_s + 1}"):
+        with pytest.raises(ValueError, match="more than a year"):
+            TimeControl.parse(text)
+    with pytest.raises(ValueError, match="a move time of 9999999999 s is more than a year"):
+        TimeControl.fixed_move_time("9999999999")
