@@ -3,7 +3,8 @@ one reader of PGN games (the match runner's `-openings format=pgn`, the board's 
 
 Export. Tags: the seven-tag roster, then `Variant` (`duck`, `cfour`), `FEN`/`SetUp` when the
 game did not start from the variant's start position, `PlyCount`, `TimeControl` (per side when
-the two differ), `Termination`, and cutechess's `GameDuration`/`GameStartTime`. Movetext is the
+the two differ), `Termination`, and cutechess's `GameDuration`/`GameStartTime`; in a value `\\`
+and `"` are escaped and a control character (a newline in `-event`) is a space. Movetext is the
 variant's PGN notation (duck SAN `e4,d5`, Connect Four drops `P@d1`), each move followed by
 `{score/depth time}` or `{book}` for opening moves, and the final comment is the reason. Lines
 are wrapped at 79 characters; a game ends with a blank line.
@@ -30,8 +31,14 @@ from mallard.tournaments.records import GameRecord
 _RESULT_TOKENS = ("1-0", "0-1", "1/2-1/2", "*")
 
 
+# The PGN standard allows no control characters in a tag value (a newline would end the tag)
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
 def _escape(value: str) -> str:
-    return value.replace("\\", "\\\\").replace('"', '\\"')
+    """A tag value as the PGN standard writes it: `\\` and `\"` escaped, each control character
+    (a newline, a tab) a space."""
+    return _CONTROL.sub(" ", value).replace("\\", "\\\\").replace('"', '\\"')
 
 
 def _wrap(tokens: list[str], width: int = 79) -> list[str]:

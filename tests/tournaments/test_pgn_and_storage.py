@@ -280,3 +280,29 @@ def test_a_larger_games_on_resume_lengthens_the_match_and_keeps_its_games(tmp_pa
     match(2, engines=three).run()  # a-bb, a-ccc, bb-ccc: with 4 each, games 3-4 are a-bb
     with pytest.raises(StorageError, match=not_lengthened):
         match(4, engines=three).run()
+
+
+def test_tag_values_with_quotes_backslashes_and_newlines_read_back(tmp_path):
+    import io
+
+    import chess.pgn
+
+    pgn = tmp_path / "games.pgn"
+    names = ['a "quoted"\\name', "two\nlines\tand\x7fmore"]
+    engines = [scripted("x"), scripted("y")]
+    engines = [EngineConfig(**{**engine.to_dict(), "name": name,
+                               "tc": TimeControl.from_settings(tc="10+0.1")})
+               for engine, name in zip(engines, names)]
+    Match(variant="cfour", engines=engines, games=2, event="line one\nline two",
+          site='a\\b "c"', pgn_out=str(pgn)).run()
+    text = pgn.read_text()
+    handle = io.StringIO(text)
+    games = [chess.pgn.read_headers(handle) for _ in range(3)]
+    assert games[2] is None  # two games, no more
+    for headers in games[:2]:
+        # python-chess keeps a value as written; the standard's escapes are \\ and \"
+        tags = {name: re.sub(r'\\(["\\])', r"\1", value) for name, value in headers.items()}
+        assert tags["Event"] == "line one line two"
+        assert tags["Site"] == 'a\\b "c"'
+        assert {tags["White"], tags["Black"]} == {'a "quoted"\\name', "two lines and more"}
+        assert tags["Result"] in ("1-0", "0-1", "1/2-1/2") and "Termination" in tags
