@@ -127,7 +127,13 @@ SETTING_KEYS = {
 
 
 class UsageError(ValueError):
-    pass
+    """A bad argument: one line on stderr. `grammar` marks a command line that is not a match
+    command at all (an unknown option, too few engines): as argparse does for the other
+    subcommands, the usage comes first and the line says `error:`."""
+
+    def __init__(self, message: str, grammar: bool = False):
+        super().__init__(message)
+        self.grammar = grammar
 
 
 def _pairs(tokens: list[str], option: str) -> list[tuple[str, str]]:
@@ -401,10 +407,10 @@ def build_match(argv: list[str], reporter=None):
     for option, values in split_options(argv):
         reader = _OPTION_READERS.get(option)
         if reader is None:
-            raise UsageError(f"unknown option '{option}'\n{USAGE}")
+            raise UsageError(f"unknown option '{option}'", grammar=True)
         reader(args, option, values)
     if len(args.engines) < 2:
-        raise UsageError(f"a match needs at least two -engine options\n{USAGE}")
+        raise UsageError("a match needs at least two -engine options", grammar=True)
     engines = [_engine_config(args.each + settings, index)
                for index, settings in enumerate(args.engines)]
     openings = _openings(args, get_game(args.variant))
@@ -594,7 +600,10 @@ def _figure(value: float, digits: int = 0) -> str:
     cutechess's own `nan`, which the tools that read it expect.)"""
     if math.isnan(value):
         return "n/a"
-    return f"{value:.{digits}f}" if math.isfinite(value) else ("inf" if value > 0 else "-inf")
+    if not math.isfinite(value):
+        return "inf" if value > 0 else "-inf"
+    text = f"{value:.{digits}f}"
+    return text[1:] if text.startswith("-") and float(text) == 0 else text  # never "-0"
 
 
 class RichProgress:
@@ -643,7 +652,11 @@ def main(argv: list[str], out: Optional[TextIO] = None) -> int:
     try:
         match, extras = build_match(argv)
     except (UsageError, OpeningError) as error:
-        print(f"mallard match: {clip(error, MESSAGE_LIMIT)}", file=sys.stderr)
+        if getattr(error, "grammar", False):
+            print(USAGE + f"mallard match: error: {clip(error, MESSAGE_LIMIT)}", end="\n",
+                  file=sys.stderr)
+        else:
+            print(f"mallard match: {clip(error, MESSAGE_LIMIT)}", file=sys.stderr)
         return 2
     if match.cluster is not None:
         _quiet_dask()

@@ -377,3 +377,27 @@ def test_a_match_whose_games_fail_in_the_runner_does_not_exit_0(monkeypatch, cap
     assert status == 1
     assert out.count("failed in the runner: OverflowError") == 2
     assert "Match stopped: 2 of the games failed in the runner" in out
+
+
+def test_a_command_line_that_is_no_match_gets_the_whole_usage_then_one_error_line():
+    usage = mallard_match("-help", timeout=60).stdout.split("\n\n")[0] + "\n"
+    for args, error in ((["-variant", "duck", "-bogus"], "unknown option '-bogus'"),
+                        (["-variant", "duck"], "a match needs at least two -engine options")):
+        done = mallard_match(*args, timeout=60)
+        assert (done.returncode, done.stdout) == (2, "")
+        assert done.stderr == usage + f"mallard match: error: {error}\n"  # as argparse says it
+
+
+def test_an_even_score_in_the_ranking_table_is_elo_0_not_minus_0():
+    from types import SimpleNamespace
+
+    from mallard.tournaments.cli import ranking_lines
+    from mallard.tournaments.stats import WdlStats
+
+    names = ("a", "b", "c")
+    standings = [SimpleNamespace(name=name, wdl=WdlStats(wins=3, losses=3, draws=2))
+                 for name in names]
+    match = SimpleNamespace(engines=[SimpleNamespace(name=name) for name in names],
+                            standings=standings)
+    rows = [line.split() for line in ranking_lines(match)[1:]]
+    assert [row[2] for row in rows] == ["0", "0", "0"]
