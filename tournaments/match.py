@@ -160,7 +160,7 @@ class Match:
                 sprt.llr_pentanomial([1, 1, 1, 1, 1])
             else:
                 sprt.llr_trinomial(1, 1, 1)
-        except ValueError:
+        except (ValueError, ArithmeticError):  # the fit fails, or a bound overflows a float
             raise ValueError(f"-sprt elo0={sprt.elo0:g} elo1={sprt.elo1:g} model={sprt.model} "
                              f"cannot be tested over "
                              f"{'game pairs' if self.sprt_pentanomial else 'games'}: the "

@@ -100,6 +100,8 @@ def test_output_lines_json_and_pgn(tmp_path):
     (["-engine", "cmd=x", "st=1", "-engine", "cmd=y", "st=1", "-games", "2", "-repeat",
       "-sprt", "elo0=0", "elo1=300", "-report", "penta=true"],
      "-sprt elo0=0 elo1=300 model=normalized cannot be tested over game pairs"),
+    (["-engine", "cmd=x", "st=1", "-engine", "cmd=y", "st=1", "-sprt", "elo0=0", "elo1=1e10",
+      "model=logistic"], "-sprt elo0=0 elo1=1e+10 model=logistic cannot be tested over games"),
 ])
 def test_usage_errors_are_one_clear_line(args, message):
     done = mallard_match(*args, timeout=60)
