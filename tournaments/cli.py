@@ -6,7 +6,8 @@ Arguments follow cutechess-cli (`-engine cmd=... name=... proto=uci tc=40/60+0.6
 additions: `-db`, `-adjudicate solved`, `-report penta=true`, `-json`, `-tournament gauntlet`,
 `-cluster` (the games on a Dask cluster; the database, PGN and output stay here).
 Output is cutechess's lines (`Started game`, `Finished game`, `Score of`, `Elo difference`,
-`SPRT: llr`) and fastchess's pentanomial lines; on a terminal a live progress bar (rich) sits
+`SPRT: llr`) and fastchess's pentanomial lines (`Ptnml(0-2)` and `nElo` whenever game pairs were
+played, `LLR:` with `-report penta=true`); on a terminal a live progress bar (rich) sits
 under them. This module only parses and prints; the match itself is `mallard.tournaments.match`.
 
 Invariants: a bad argument or openings file (`UsageError`, `OpeningError`) is found before any
@@ -93,15 +94,17 @@ match options:
                      (twosided=true: both engines must agree)
   -maxmoves N        a draw after N moves
   -adjudicate solved [nodes=N]  end a game the solver proves (default 2,000,000 nodes)
-  -sprt ...          elo0=E0 elo1=E1 alpha=A beta=B (0.05 each) model=bayesian (default),
-                     logistic or normalized: stop when the test decides
+  -sprt ...          elo0=E0 elo1=E1 alpha=A beta=B (0.05 each) model=bayesian (default;
+                     normalized with -report penta=true), logistic or normalized: stop when
+                     the test decides
   -report penta=true the SPRT counts game pairs (pentanomial) and adds fastchess's LLR line;
                      needs pairs (-repeat, two engines, two games or more)
   -pgnout FILE       append the games as PGN
   -db FILE           keep every finished game in SQLite; the same command again resumes
                      (with a larger -games, it lengthens the match)
   -recover           after a crash or failed start, restart the engine and go on
-  -ratinginterval N  print the score and Elo every N games (default 10; 0: only at the end)
+  -ratinginterval N  the Elo line (and Ptnml, nElo and SPRT lines) every N games (default 10;
+                     0: only at the end); the Score line follows every game
   -event, -site      PGN tags
   -json FILE|-       a JSON summary at the end
   -startuptimeout S  seconds to wait for uciok/ugiok/GTP (default 20)
