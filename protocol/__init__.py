@@ -3,13 +3,9 @@
 The engine's name and version live here, the version read from the installed package's metadata
 (pyproject.toml is its one source), so that `id name`, GTP `version` and `mallard --version`
 agree. `print_notice` is how every command shows the engines' notices (a cache healed, a first
-compile): one stderr line, never on stdout, which GUIs read. `run` is the console script: it
-loads the command line's modules, which takes a moment in which Ctrl-C must end it as quietly as
-later.
+compile): one stderr line, never on stdout, which GUIs read.
 """
 
-import os
-import signal
 import sys
 from importlib import metadata
 
@@ -25,13 +21,3 @@ def print_notice(text: str) -> None:
     """An engines notice as one `mallard: ...` line on stderr."""
     print(f"mallard: {text}", file=sys.stderr, flush=True)
 
-
-def run() -> None:
-    """The `mallard` command."""
-    try:
-        from mallard.protocol.cli import main
-    except KeyboardInterrupt:  # Ctrl-C while loading: end by the signal, as if never caught
-        signal.signal(signal.SIGINT, signal.SIG_DFL)
-        os.kill(os.getpid(), signal.SIGINT)
-        raise
-    sys.exit(main())

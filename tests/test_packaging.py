@@ -67,7 +67,7 @@ def test_the_wheel_holds_one_import_package(installed):
         assert expected in names
     entry_points = next(name for name in names if name.endswith("entry_points.txt"))
     text = zipfile.ZipFile(installed["wheel"]).read(entry_points).decode()
-    assert "mallard = mallard.protocol:run" in text
+    assert "mallard = mallard.protocol.command:run" in text
 
 
 @pytest.mark.parametrize("generic", FOLDERS)

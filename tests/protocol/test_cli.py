@@ -211,7 +211,7 @@ def test_ctrl_c_while_the_command_loads_ends_it_without_a_traceback():
     import signal
 
     for delay in (0.001, 0.02, 0.05, 0.1, 0.2, 0.4, 0.8):
-        script = ("import os, signal, sys; from mallard.protocol import run; "
+        script = ("import os, signal, sys; from mallard.protocol.command import run; "
                   "signal.signal(signal.SIGALRM, lambda *_: os.kill(os.getpid(), signal.SIGINT)); "
                   f"signal.setitimer(signal.ITIMER_REAL, {delay}); "
                   "sys.argv[0] = 'mallard'; run()")
