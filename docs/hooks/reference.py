@@ -40,7 +40,7 @@ MARKER = re.compile(r"^<!-- generated: ([a-z-]+) -->$", re.MULTILINE)
 
 # What each engine option does, by name: the generated tables' last column.
 MEANINGS = {
-    "UCI_Variant": "the game: `duck` (Duck Chess), `cfour` (Connect Four, also `connect4`) or "
+    "UCI_Variant": "the game: `duck` (Duck Chess), `cfour` (Connect Four) or "
                    "`uttt` (Ultimate Tic-Tac-Toe, our extension of the dialect)",
     "MultiPV": "lines reported; Connect Four gives each column's exact score",
     "Ponder": "the GUI may send `go ponder`",
