@@ -1,7 +1,7 @@
 """The documentation is checked like code: the site builds with `mkdocs build --strict` (a broken
 link or anchor between pages is an error), the README's relative links and anchors resolve,
 every subcommand, flag, engine option and protocol command the code has is named in the built
-site, and the examples run.
+site, the Python API's public names exist and are in its reference, and the examples run.
 
 Examples are the fenced blocks of README.md and docs/*.md: ```sh blocks run in bash, ```python
 blocks in this interpreter, ```console blocks run each `$ ` line and compare what it prints with
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import html
+import importlib
 import importlib.util
 import os
 import re
@@ -206,6 +207,45 @@ def test_every_protocol_command_is_in_the_protocol_page(site):
                 if name.startswith(HANDLER_PREFIX)]
     assert "ponderhit" in commands and "mallard-solve" in commands
     assert undocumented(commands, site["protocol"]) == []
+
+
+def public_names(markdown: str) -> set[str]:
+    """`module.name` of each name in the public-names table of docs/api.md: a row names a module,
+    then its names, each in backticks (`main(argv)` is `main`; words around a name leave it out,
+    but for "the errors")."""
+    names = set()
+    for module, cell in re.findall(r"^\| `(mallard[\w.]*)` \| (.+) \|$", markdown, re.MULTILINE):
+        for part in re.split(r"[,;]", cell):
+            found = re.fullmatch(r"(?:the errors )?`(\w+)(?:\(\w*\))?`", part.strip())
+            if found:
+                names.add(f"{module}.{found.group(1)}")
+    return names
+
+
+def referenced_names(markdown: str) -> set[str]:
+    """`module.name` of each name the API reference renders: `::: module.name`, or
+    `::: module` with its `members: [...]`."""
+    names = set()
+    for path, members in re.findall(r"^::: ([\w.]+)\n(?:(?:    .*\n)*? +members: "
+                                    r"\[([^\]]*)\])?", markdown, re.MULTILINE):
+        names |= {f"{path}.{member.strip()}" for member in members.split(",")} if members \
+            else {path}
+    return names
+
+
+def test_the_public_names_exist_and_are_in_the_api_reference():
+    """docs/api.md's table of public names and the pages that render them agree, and each
+    name is there to import."""
+    listed = public_names((DOCS / "api.md").read_text())
+    assert "mallard.engines.uttt.prover.analyse_game" in listed
+    assert "mallard.protocol.cli.main" in listed
+    missing = []
+    for name in sorted(listed):
+        module, _, attribute = name.rpartition(".")
+        if not hasattr(importlib.import_module(module), attribute):
+            missing.append(name)
+    assert missing == []
+    assert listed == referenced_names((DOCS / "api-reference.md").read_text())
 
 
 def _hook():
