@@ -90,17 +90,20 @@ class Input:
                     self._put(OVERLONG_LINE)
                     continue
                 line = text.replace("\r", "")
-                quits = self._quits
+                quits = self._quits  # checked before a wait for room: `quit` is seen at once
                 if quits is not None and quits(line):
                     self._finish()
-                self._put(line)
+                self._put(line, quits)
         except (OSError, ValueError, UnicodeDecodeError):
             pass
         self._finish()
         self._put(None)
 
-    def _put(self, line: Union[str, None, object]) -> None:
-        """Queue `line`, first waiting until it fits (an empty queue takes any line)."""
+    def _put(self, line: Union[str, None, object],
+              checked_with: Optional[Callable[[str], bool]] = None) -> None:
+        """Queue `line`, first waiting until it fits (an empty queue takes any line). A quit
+        rule set since `line` was checked with `checked_with` reads it now: `set_quit_rule`'s
+        look at the queue came before the line was in it."""
         cost = LINE_OVERHEAD + (len(line) if isinstance(line, str) else 0)
         with self._changed:
             while self.queued_bytes and self.queued_bytes + cost > self._max_queued_bytes:
@@ -108,6 +111,10 @@ class Input:
             self.queued_bytes += cost
             self._queue.append((time.perf_counter(), line, cost))
             self._changed.notify_all()
+            quits = self._quits
+            late = quits is not checked_with and isinstance(line, str) and quits(line)
+        if late:
+            self._finish()
 
     def set_quit_rule(self, quits: Callable[[str], bool]) -> None:
         """Read the lines from now on, and those queued, with `quits`: a line it says ends the
