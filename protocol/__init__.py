@@ -20,4 +20,3 @@ except metadata.PackageNotFoundError:  # run from a source tree that was never i
 def print_notice(text: str) -> None:
     """An engines notice as one `mallard: ...` line on stderr."""
     print(f"mallard: {text}", file=sys.stderr, flush=True)
-

@@ -13,8 +13,8 @@ shown (0..len(moves)); a move played while looking at an earlier ply cuts the mo
 The engine plays only at the end of the game, at the page's Skill Level; analysis follows the
 ply shown, at full strength. With a time control (`GameClock`) the side to move's clock runs
 while the game's end is shown, the engine's only once its search is sent (not while it starts);
-a flag that falls ends the game (`time_loss`). A page that sends
-nothing for `idle_seconds` loses its engine (and its analysis) until it next needs one.
+a flag that falls ends the game (`time_loss`). A page that sends nothing for `idle_seconds`
+loses its engine (and its analysis) until it next needs one.
 
 For UTTT the page may also prove the whole game (`GameProof`: a process of its own, which like
 an engine takes one of the server's slots): `proofs[i]` is the proven value of `positions[i]`
@@ -451,13 +451,12 @@ class BoardSession:
             await self.ensure_engine()  # no engine for the page: an error, analysis stays off
             self.analysing = True
             self._start_analysis()
-            self.emit(self.state())
-            return
-        self.analysing = False
-        if self.analysis_search is not None:
-            self.analysis_search = None
-            if self.play_search is None:
-                self.engine.stop()
+        else:
+            self.analysing = False
+            if self.analysis_search is not None:
+                self.analysis_search = None
+                if self.play_search is None:
+                    self.engine.stop()
         self.emit(self.state())
 
     # --- the engine -------------------------------------------------------------------------
