@@ -75,6 +75,9 @@ _kernels_loaded = False  # this process has loaded (or compiled) the kernels: `l
 
 @dataclass
 class ProofOutcome:
+    """What `Prover.solve` found for one position: its value for the side to move (None when the
+    limit came first, never a guess), the principal line of the proof and what it cost."""
+
     value: Optional[int]      # +1 side to move wins, 0 draw, -1 side to move loses, None unknown
     text: str                 # "X wins" / "O wins" / "draw" / "unknown"
     nodes: int                # nodes expanded by the searches (both runs)
