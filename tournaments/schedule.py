@@ -8,8 +8,12 @@ game whose two engines played the previous game with colours the other way round
 opening (a game pair: the unit of pentanomial statistics), across rounds too; with more than two
 engines a new encounter always starts a new opening, and a game left without its twin keeps its
 opening alone. Without `repeat` every game takes the next opening. Games are numbered from 1 in
-schedule order. (cutechess orders a round robin's encounters by Berger tables; here they come
-in the order of the engines: 1-2, 1-3, ..., 2-3, ...)
+schedule order.
+
+A round robin's encounters come in the order of Berger tables, as in cutechess: n - 1 sittings
+(n, if odd, counts one more, a bye) in each of which every engine meets one other, so a match
+stopped early has given every engine about as many games; and an encounter's first white is
+chosen so that over a round each engine has White in half its encounters, give or take one.
 """
 from __future__ import annotations
 
@@ -29,9 +33,28 @@ class Slot:
     opening_index: int
 
 
+def berger_encounters(engine_count: int) -> list[tuple[int, int]]:
+    """Every pair of engines once, (first white, first black), sitting by sitting: the circle
+    method, engine `fixed` staying while the others turn. In sitting r the turning engines i and
+    j with i + j = 2r (mod turning) meet, and the one with i = r meets `fixed` (or sits out when
+    `fixed` is the bye). White goes to the engine the other is at most half a turn ahead of,
+    which gives each turning engine the same count; against `fixed` the colours alternate by
+    sitting."""
+    fixed = engine_count - 1 + engine_count % 2   # the bye, when the count is odd
+    turning = fixed                               # engines 0 .. fixed - 1 turn; an odd count
+    order: list[tuple[int, int]] = []
+    for sitting in range(turning):
+        if fixed < engine_count:
+            order.append((fixed, sitting) if sitting % 2 else (sitting, fixed))
+        for step in range(1, (turning + 1) // 2):
+            a, b = (sitting - step) % turning, (sitting + step) % turning
+            order.append((a, b) if (b - a) % turning <= turning // 2 else (b, a))
+    return order
+
+
 def encounters(engine_count: int, tournament: str) -> list[tuple[int, int]]:
     if tournament == "round-robin":
-        return [(a, b) for a in range(engine_count) for b in range(a + 1, engine_count)]
+        return berger_encounters(engine_count)
     if tournament == "gauntlet":
         return [(0, b) for b in range(1, engine_count)]
     raise ValueError(f"unknown tournament '{tournament}' (use {', '.join(TOURNAMENTS)})")
