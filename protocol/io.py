@@ -54,6 +54,16 @@ class Output:
             except (OSError, ValueError):  # the client closed the pipe
                 self.closed.set()
 
+    def notice(self, text: str) -> None:
+        """A line on stderr whatever `debug` says: for what no protocol is known yet to answer."""
+        with self._lock:
+            try:
+                if self.log_stream is not None:
+                    self.log_stream.write(text.rstrip("\n") + "\n")
+                    self.log_stream.flush()
+            except (OSError, ValueError):
+                pass
+
     def log(self, text: str) -> None:
         """A log line on stderr, only when the client asked for `debug on`."""
         if not self.debug or self.log_stream is None:

@@ -5,7 +5,8 @@ exit status (0). With `protocol=None` the first non-empty line decides: `uci` (o
 command) speaks UCI, `ugi` speaks UGI, anything else GTP.
 
 A front-end is made as soon as its protocol is known: at once for a given one (so a first
-line over the length bound is answered too), else at the first non-empty line.
+line over the length bound is answered in its form), else at the first non-empty line (an
+over-long line before it is answered on stderr).
 
 Threads: the reader puts every line on a queue (None at the end of input) and, the moment it
 reads the end of input or a line the front-end reads as `quit` (`FrontEnd.quits`: GTP's
@@ -27,6 +28,7 @@ from typing import Optional, TextIO
 
 from mallard.engines import DEFAULT_GAMES
 from mallard.engines.processes import OVERLONG_LINE
+from mallard.protocol.frontend import OVERLONG_MESSAGE
 from mallard.protocol.gtp import GtpFrontEnd
 from mallard.protocol.io import Input, Output
 from mallard.protocol.session import Session
@@ -77,6 +79,8 @@ def serve(stdin: TextIO = None, stdout: TextIO = None, stderr: TextIO = None,
             if line is OVERLONG_LINE:
                 if front is not None:
                     front.report_overlong_line()
+                else:  # no protocol yet to answer in: stderr, which every client leaves alone
+                    output.notice(f"mallard: {OVERLONG_MESSAGE} (no protocol chosen yet)")
                 continue
             if front is None:
                 chosen = detect(line)

@@ -1107,6 +1107,26 @@ def test_non_utf8_bytes_with_the_default_decoder_are_ignored():
     assert code == 0 and stderr == ""
 
 
+def test_an_over_long_first_line_before_the_protocol_is_known_is_said_on_stderr():
+    """With no protocol given, a first line over the limit cannot be answered in a protocol's
+    form; it is said once on stderr, and the next line still picks the protocol."""
+    process = Process()
+    try:
+        stream = process.process.stdin.buffer
+        stream.write(b"u" * (MAX_LINE_BYTES + 10) + b"\n")
+        stream.flush()
+        process.send("uci")
+        lines = process.until("uciok", 60)
+        assert not any("longer" in line for line in lines), lines
+        process.send("quit")
+        code, stderr = process.wait(20)
+        assert code == 0 and "Traceback" not in stderr
+        assert stderr.splitlines() == [f"mallard: {OVERLONG_MESSAGE} (no protocol chosen yet)"]
+    finally:
+        process.process.kill()
+        process.process.wait(10)
+
+
 @pytest.mark.parametrize("first", [False, True], ids=["later", "first"])
 @pytest.mark.parametrize("protocol, answer", [("uci", "info string error: "),
                                                ("gtp", "? ")])
