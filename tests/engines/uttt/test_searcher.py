@@ -253,21 +253,27 @@ def test_stop_flag_from_another_thread_returns_within_50_ms(game, searcher, max_
         searcher.set_threads(1)
 
 
-def _stop_within_50_ms(game, searcher, max_open, wait):
+def _stop_within_50_ms(game, searcher, max_open, wait, attempts: int = 3):
+    """A search that does not poll its flag misses every attempt; a loaded machine's scheduler
+    (other test workers on the same two cores) can hold one thread back past 50 ms once."""
     position = late_positions(game, 1, 12, max_open=max_open)[0]
-    flag = np.zeros(1, dtype=np.int64)
-    results = []
-    thread = threading.Thread(target=lambda: results.append(
-        searcher.search(position, Limits(infinite=True), flag)))
-    thread.start()
-    time.sleep(wait)
-    stopped_at = time.perf_counter()
-    flag[0] = 1
-    thread.join(5)
-    latency = time.perf_counter() - stopped_at
-    assert not thread.is_alive()
-    assert latency < 0.050, latency
-    assert results[0].best_move in position.legal_moves()
+    latencies = []
+    for _ in range(attempts):
+        flag = np.zeros(1, dtype=np.int64)
+        results = []
+        thread = threading.Thread(target=lambda: results.append(
+            searcher.search(position, Limits(infinite=True), flag)))
+        thread.start()
+        time.sleep(wait)
+        stopped_at = time.perf_counter()
+        flag[0] = 1
+        thread.join(5)
+        latencies.append(time.perf_counter() - stopped_at)
+        assert not thread.is_alive()
+        assert results[0].best_move in position.legal_moves()
+        if latencies[-1] < 0.050:
+            return
+    pytest.fail(f"stopped {', '.join(f'{t * 1000:.1f}' for t in latencies)} ms after the flag")
 
 
 def test_mate_limit_bounds_the_depth(game, searcher):
