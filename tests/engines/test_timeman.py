@@ -40,6 +40,18 @@ def test_a_clock_inside_its_reserve_moves_at_once_and_refills_from_the_increment
         int((400 - 150) / 25 + 0.75 * 10)
 
 
+def test_movestogo_shares_the_clock_over_the_moves_left_and_the_last_one_keeps_a_fifth():
+    # 40 moves in 60 s, 10 to go: a tenth of the clock (sudden death would give a 25th)
+    assert move_budget_ms(Limits(wtime=60_000, btime=1_000, movestogo=10), 0) == 6_000
+    assert move_budget_ms(Limits(wtime=1_000, btime=60_000, movestogo=10), 1) == 6_000
+    assert move_budget_ms(Limits(wtime=60_000), 0) == 60_000 // 25
+    # the last move before the control may use 80% of the clock, not all of it, nor 40%
+    assert move_budget_ms(Limits(wtime=60_000, movestogo=1), 0) == 48_000
+    assert move_budget_ms(Limits(wtime=60_000, movestogo=2), 0) == 24_000
+    # movestogo 0 (sent by some GUIs after the control) reads as absent
+    assert move_budget_ms(Limits(wtime=60_000, movestogo=0), 0) == 60_000 // 25
+
+
 def test_a_move_time_runs_from_the_command_arrival_when_known():
     assert clock_start(Limits(movetime=50, started=12.5)) == 12.5
     assert clock_start(Limits(movetime=50)) > 0
