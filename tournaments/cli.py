@@ -32,7 +32,12 @@ from typing import Callable, Optional, TextIO
 from mallard.engines import DEFAULT_GAMES, GAMES, find_game, get_game
 from mallard.engines.base import MESSAGE_LIMIT, GameError, clip
 from mallard.engines.processes import EXIT_INTERRUPTED, EXIT_TERMINATED
-from mallard.tournaments.cluster import ClusterError, distributed_module, parse_address
+from mallard.tournaments.cluster import (
+    ClusterError,
+    ClusterUnreachable,
+    distributed_module,
+    parse_address,
+)
 from mallard.tournaments.match import Match
 from mallard.tournaments.openings import OpeningError, read_openings
 from mallard.tournaments.players import EngineConfig
@@ -676,6 +681,11 @@ def main(argv: list[str], out: Optional[TextIO] = None) -> int:
     try:
         with _sigterm_as_interrupt():
             match.run()
+    except ClusterUnreachable as error:  # nothing ran: no game to keep
+        if progress is not None:
+            progress.close()
+        print(f"mallard match: {clip(error, MESSAGE_LIMIT)}", file=sys.stderr)
+        return 2
     except ClusterError as error:  # before OSError, which it is: the match ran and stopped
         if progress is not None:
             progress.close()

@@ -9,15 +9,16 @@ An address is `tcp://HOST:PORT` (a running `dask scheduler`; `tls://` works the 
 to the number of cores, for a try-out and for tests). The `distributed` package is optional
 (`pip install 'mallard[cluster]'`): it is imported when a cluster is opened, never at start-up.
 
-Invariants: every failure to reach or start a cluster is a `ClusterError` whose message is one
-line a user can act on; a `Cluster` closes what it started (a local cluster's processes) and only
-disconnects from a scheduler it did not start.
+Invariants: every failure to reach or start a cluster is a `ClusterUnreachable` (a
+`ClusterError`) whose message is one line a user can act on; a `Cluster` closes what it started
+(a local cluster's processes) and only disconnects from a scheduler it did not start.
 """
 
 from __future__ import annotations
 
 import importlib
 import os
+import threading
 from typing import Any, Callable, Iterable, Iterator, Optional
 
 from mallard.engines.base import is_number
@@ -25,6 +26,8 @@ from mallard.engines.workpool import WorkPool
 
 INSTALL_HINT = "the cluster needs the distributed package: pip install 'mallard[cluster]'"
 CONNECT_TIMEOUT_S = 10
+WORKER_WAIT_S = 60  # how long work waits for the first worker of a scheduler without any
+HANDSHAKE_GRACE_S = 5  # beyond the connect timeout, for the handshake Dask does not time
 LOCAL = "local"
 REMOTE_SCHEMES = ("tcp://", "tls://", "ws://", "wss://", "inproc://")
 
@@ -33,6 +36,11 @@ class ClusterError(ConnectionError):
     """A cluster that cannot be used: `distributed` missing, scheduler unreachable or gone,
     workers dying. An OSError, as a lost connection is: callers that report a failed file or
     connection in one line report this one the same way."""
+
+
+class ClusterUnreachable(ClusterError):
+    """The cluster could not be used at all (no scheduler there, no worker joined): nothing
+    ran on it, unlike a cluster that went away during the work."""
 
 
 def parse_address(text: str) -> tuple[str, Optional[int]]:
@@ -56,7 +64,7 @@ def distributed_module():
     try:
         return importlib.import_module("distributed")
     except ImportError:
-        raise ClusterError(INSTALL_HINT) from None
+        raise ClusterUnreachable(INSTALL_HINT) from None
 
 
 class Cluster:
@@ -78,11 +86,13 @@ class Cluster:
                     host="127.0.0.1", dashboard_address="127.0.0.1:0", silence_logs=50)
                 self.client = distributed.Client(self._local, timeout=timeout_s)
             else:
-                self.client = distributed.Client(where, timeout=timeout_s)
+                self.client = _connect(distributed, where, timeout_s)
+        except ClusterError:
+            raise
         except (OSError, TimeoutError) as error:
             self._close_local()
-            raise ClusterError(f"cannot reach the Dask scheduler at {where}: "
-                               f"{_first_line(error)}") from None
+            raise ClusterUnreachable(f"cannot reach the Dask scheduler at {where}: "
+                                     f"{_first_line(error)}") from None
 
     def threads(self) -> int:
         """Worker threads connected now (0 when no worker has joined yet)."""
@@ -91,12 +101,13 @@ class Cluster:
     def workers(self) -> int:
         return len(self.client.nthreads())
 
-    def wait_for_workers(self, count: int = 1, timeout_s: float = 60) -> None:
+    def wait_for_workers(self, count: int = 1, timeout_s: Optional[float] = None) -> None:
+        timeout_s = WORKER_WAIT_S if timeout_s is None else timeout_s
         try:
             self.client.wait_for_workers(count, timeout=timeout_s)
         except (OSError, TimeoutError) as error:
-            raise ClusterError(f"no worker joined the cluster at {self.address} within "
-                               f"{timeout_s:g} s: {_first_line(error)}") from None
+            raise ClusterUnreachable(f"no worker joined the cluster at {self.address} within "
+                                     f"{timeout_s:g} s: {_first_line(error)}") from None
 
     def pool(self) -> "ClusterPool":
         return ClusterPool(self)
@@ -117,6 +128,39 @@ class Cluster:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def _connect(distributed, address: str, timeout_s: float):
+    """A client of the scheduler at `address`, or ClusterError within about `timeout_s`.
+
+    Dask's own timeout covers opening the connection, not the handshake after it: a server that
+    accepts and stays silent (a dashboard's HTTP port, one number off the scheduler's) would
+    hold the call for ever, and one that answers in another protocol makes Dask read its bytes
+    as a frame length. So the client is made on a thread of its own, and anything it raises or
+    a wait past the limit is said as what it most likely is."""
+    made: dict = {}
+
+    def make() -> None:
+        try:
+            made["client"] = distributed.Client(address, timeout=timeout_s)
+        except BaseException as error:  # noqa: BLE001 - reported to the waiting thread
+            made["error"] = error
+
+    thread = threading.Thread(target=make, name="mallard-dask-connect", daemon=True)
+    thread.start()
+    thread.join(timeout_s + HANDSHAKE_GRACE_S)
+    if thread.is_alive():
+        raise ClusterUnreachable(f"nothing at {address} answered as a Dask scheduler within "
+                                 f"{timeout_s + HANDSHAKE_GRACE_S:g} s (a dashboard's port? "
+                                 "a scheduler listens on 8786 unless told otherwise)")
+    error = made.get("error")
+    if isinstance(error, (OSError, TimeoutError)):
+        raise error
+    if error is not None:
+        raise ClusterUnreachable(f"what answers at {address} is not a Dask scheduler (its "
+                                 f"reply did not read as Dask's protocol: "
+                                 f"{type(error).__name__})") from None
+    return made["client"]
 
 
 class ClusterPool(WorkPool):

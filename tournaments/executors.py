@@ -224,6 +224,12 @@ class DaskExecutor(Executor):
             raise ValueError("concurrency must be at least 1")
         self._owned = isinstance(cluster, str)
         self.cluster = open_cluster(cluster) if isinstance(cluster, str) else cluster
+        try:  # a scheduler without workers would hold the first game for ever, saying nothing
+            self.cluster.wait_for_workers(1)
+        except BaseException:
+            if self._owned:
+                self.cluster.close()
+            raise
         self.address = self.cluster.address
         self._client = self.cluster.client
         self._concurrency = concurrency

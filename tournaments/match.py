@@ -201,12 +201,13 @@ class Match:
 
     # --- running --------------------------------------------------------------------------------
     def run(self) -> "Match":
-        store = MatchStore(self.db) if self.db else None
+        # the cluster first: one that cannot be reached leaves no database behind
+        executor = self._executor = self.executor or self._new_executor()
         try:
-            executor = self._executor = self.executor or self._new_executor()
+            store = MatchStore(self.db) if self.db else None
         except BaseException:
-            if store is not None:
-                store.close()
+            executor.close()
+            self._executor = None
             raise
         try:
             seed = self._seed(store)

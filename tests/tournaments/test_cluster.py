@@ -23,8 +23,9 @@ import pytest
 distributed = pytest.importorskip("distributed")
 
 from mallard.tournaments import EngineConfig, Match, Opening, Reporter, TimeControl  # noqa: E402
+from mallard.tournaments import cluster as cluster_module  # noqa: E402
 from mallard.tournaments.cli import cluster_line  # noqa: E402
-from mallard.tournaments.cluster import open_cluster  # noqa: E402
+from mallard.tournaments.cluster import ClusterUnreachable, open_cluster  # noqa: E402
 from mallard.tournaments.executors import DaskExecutor, _worker_busy, _worker_pools  # noqa: E402
 from mallard.tournaments.records import Adjudication  # noqa: E402
 from tests.protocol.harness import ENGINE_COMMAND
@@ -201,6 +202,78 @@ def test_cluster_usage_errors_are_one_line():
     assert without.returncode == 2
     assert without.stderr.strip() == ("mallard match: -cluster: the cluster needs the "
                                       "distributed package: pip install 'mallard[cluster]'")
+
+
+class _NotAScheduler:
+    """A TCP server on 127.0.0.1 that is no Dask scheduler: `silent` accepts and says nothing
+    (as an HTTP port waits for a request), `http` answers whatever comes with an HTTP 400."""
+
+    def __init__(self, kind: str):
+        self.server = socket.create_server(("127.0.0.1", 0))
+        self.address = f"tcp://127.0.0.1:{self.server.getsockname()[1]}"
+        self.kind, self.held = kind, []
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                connection, _ = self.server.accept()
+            except OSError:
+                return
+            self.held.append(connection)
+            if self.kind == "http":
+                try:
+                    connection.recv(65536)
+                    connection.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+                except OSError:
+                    pass
+                connection.close()
+
+    def close(self) -> None:
+        self.server.close()
+        for connection in self.held:
+            connection.close()
+
+
+@pytest.mark.parametrize("kind, says", [
+    ("silent", "answered as a Dask scheduler within 6 s (a dashboard's port?"),
+    ("http", "is not a Dask scheduler (its reply did not read as Dask's protocol")])
+def test_an_address_that_is_no_scheduler_is_refused_in_one_line_within_the_timeout(kind, says):
+    """Dask's own timeout leaves the handshake out: a silent server held the connect for ever,
+    and an HTTP answer was read as a frame length (a MemoryError)."""
+    server = _NotAScheduler(kind)
+    try:
+        started = time.monotonic()
+        with pytest.raises(ClusterUnreachable) as refused:
+            open_cluster(server.address, timeout_s=1)
+        assert time.monotonic() - started < 30
+        assert says in str(refused.value) and "\n" not in str(refused.value)
+    finally:
+        server.close()
+
+
+def test_a_match_whose_cluster_cannot_be_used_exits_2_and_leaves_no_database(tmp_path):
+    server = _NotAScheduler("http")
+    try:
+        db = tmp_path / "match.sqlite"
+        done = mallard_match(*engine_args("a", 0), *engine_args("b", 0), "-cluster",
+                             server.address, "-db", str(db), timeout=120)
+    finally:
+        server.close()
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert done.stderr.startswith(f"mallard match: what answers at {server.address} is not")
+    assert "kept" not in done.stderr and not db.exists()
+
+
+def test_a_scheduler_without_workers_is_said_instead_of_waited_on_for_ever(monkeypatch):
+    monkeypatch.setattr(cluster_module, "WORKER_WAIT_S", 1)
+    empty = distributed.LocalCluster(n_workers=0, host="127.0.0.1",
+                                     dashboard_address="127.0.0.1:0", silence_logs=50)
+    try:
+        with pytest.raises(ClusterUnreachable, match="no worker joined the cluster at"):
+            DaskExecutor(empty.scheduler_address)
+    finally:
+        empty.close()
 
 
 # --- a cluster started the way users start one ---------------------------------------------------
