@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import random
 import sqlite3
 import threading
@@ -195,11 +196,13 @@ SEARCH_WAIT_MS = 120_000  # one position's search, however slow the machine: the
 
 def search_scores(texts: list[str], config: EngineConfig, jobs: int = 1,
                   known: Optional[dict[str, float]] = None,
-                  progress: Optional[Callable[[int, int], None]] = None) -> np.ndarray:
+                  progress: Optional[Callable[[int, int], None]] = None,
+                  on_score: Optional[Callable[[str, float], None]] = None) -> np.ndarray:
     """What the engine of `config` (UCI, its limit in `config.tc`: nodes=N) scores each
     position, in centipawns for White; NaN where it reported a mate or no score. `jobs` engine
     processes search at once; scores in `known` (by text) are not searched again, and the new
-    ones are added to it. An engine that fails is a ValueError naming its command."""
+    ones are added to it and handed to `on_score` as they come (one at a time). An engine that
+    fails is a ValueError naming its command."""
     known = {} if known is None else known
     wanted = sorted({text for text in texts if text not in known})
     lock = threading.Lock()
@@ -222,6 +225,12 @@ def search_scores(texts: list[str], config: EngineConfig, jobs: int = 1,
                     score = float(reply.score[1] if white else -reply.score[1])
                 with lock:
                     known[text] = score
+                    if on_score is not None:
+                        try:
+                            on_score(text, score)
+                        except ValueError as error:  # its file cannot be written: stop
+                            failures.append(str(error))
+                            return
                     done[0] += 1
                     if progress is not None:
                         progress(done[0], len(wanted))
@@ -254,31 +263,68 @@ def mixed_labels(results: np.ndarray, scores: np.ndarray, scale: float,
 
 def read_scores(path: str) -> dict[str, float]:
     """The search scores a file written by `write_scores` holds (empty when it does not exist);
-    a line that does not read is a ValueError naming the file and line."""
+    a line that does not read is a ValueError naming the file and line, except a last line
+    without its line end (a write cut short when the run was killed), which is left out."""
     scores: dict[str, float] = {}
     if not Path(path).exists():
         return scores
     try:
-        lines = Path(path).read_text().splitlines()
+        content = Path(path).read_text()
     except (OSError, UnicodeDecodeError) as error:
         raise ValueError(f"cannot read the scores file '{path}': {error}") from None
+    lines = content.split("\n")
     for number, line in enumerate(lines, 1):
+        if not line and number == len(lines):
+            break
         text, _, value = line.rpartition("\t")
         try:
             if not text:
                 raise ValueError
             scores[text] = float(value)
         except ValueError:
+            if number == len(lines):
+                break  # no line end: cut short
             raise ValueError(f"'{path}' line {number} is not 'FEN<tab>score'") from None
     return scores
 
 
 def write_scores(path: str, scores: dict[str, float]) -> None:
-    """One 'FEN<tab>score' line per position (nan for a mate or no score)."""
+    """One 'FEN<tab>score' line per position (nan for a mate or no score), written beside the
+    file and then put in its place, so that the old file stays whole until the new one is."""
+    target = Path(path)
+    spare = target.with_name(f".{target.name}.{os.getpid()}.tmp")
     try:
-        Path(path).write_text("".join(f"{text}\t{value}\n" for text, value in scores.items()))
+        spare.write_text("".join(f"{text}\t{value}\n" for text, value in scores.items()))
+        os.replace(spare, target)
     except OSError as error:
+        spare.unlink(missing_ok=True)
         raise ValueError(f"cannot write the scores file '{path}': {error}") from None
+
+
+class ScoresAppender:
+    """Adds each new score to the scores file the moment it is known, one flushed line each,
+    so a run killed at any point keeps what it searched (`read_scores` leaves out a line cut
+    short). At the first new score the file is written whole from what it held (`write_scores`,
+    which also ends its last line); a run that searches nothing leaves it as it was."""
+
+    def __init__(self, path: str, known: dict[str, float]):
+        self.path, self.known = path, known
+        self.stream = None
+
+    def __call__(self, text: str, score: float) -> None:
+        try:
+            if self.stream is None:
+                write_scores(self.path, {key: value for key, value in self.known.items()
+                                         if key != text})
+                self.stream = open(self.path, "a")
+            self.stream.write(f"{text}\t{score}\n")
+            self.stream.flush()
+        except OSError as error:
+            raise ValueError(f"cannot write the scores file '{self.path}': {error}") from None
+
+    def close(self) -> None:
+        if self.stream is not None:
+            self.stream.close()
 
 
 def _expected(scores: np.ndarray, scale: float) -> np.ndarray:
@@ -409,8 +455,9 @@ def fit(positions: Positions, start: np.ndarray, *, ridges=(1e-8, 1e-7, 1e-6, 1e
                ridge=best_ridge, training=len(train_y), validation=len(valid_y))
 
 
-def rewrite_weights(path: str, weights: np.ndarray) -> None:
-    """Replace the weights block of a copy of engines/duck/evaluation.py with `weights`."""
+def weights_block_of(path: str) -> tuple[list[str], tuple[int, int]]:
+    """The lines of a copy of engines/duck/evaluation.py and where its weights block begins and
+    ends; ValueError naming the file when it cannot be read or has no block."""
     try:
         text = Path(path).read_text()
     except (OSError, UnicodeDecodeError) as error:
@@ -421,8 +468,17 @@ def rewrite_weights(path: str, weights: np.ndarray) -> None:
     if len(marks) != 2 or lines[marks[0]].rstrip("\n") != evaluation.WEIGHTS_BEGIN:
         raise ValueError(f"'{path}' has no weights block (the lines '{evaluation.WEIGHTS_BEGIN}' "
                          f"and '{evaluation.WEIGHTS_END}')")
+    return lines, (marks[0], marks[1])
+
+
+def rewrite_weights(path: str, weights: np.ndarray) -> None:
+    """Replace the weights block of a copy of engines/duck/evaluation.py with `weights`."""
+    lines, (begin, end) = weights_block_of(path)
     block = evaluation.weights_source(weights)
-    Path(path).write_text("".join(lines[:marks[0]]) + block + "".join(lines[marks[1] + 1:]))
+    try:
+        Path(path).write_text("".join(lines[:begin]) + block + "".join(lines[end + 1:]))
+    except OSError as error:
+        raise ValueError(f"cannot write '{path}': {error}") from None
 
 
 # --- `mallard tune duck`: the run, reported line by line --------------------------------------
@@ -435,6 +491,11 @@ def tune(databases: list[str], out: TextIO, *, skip_plies: int, labelled_only: b
     when not 0; with `labelled_only`, those `scores_file` holds), labelled by their results
     or also by search (`label_nodes`, `search_labels`), fitted; the fit is reported on `out`,
     and the new weights block printed there or written into `write`."""
+    if write:
+        weights_block_of(write)  # a file that cannot take the block is said before the fit
+    if labelled_only and not Path(scores_file).is_file():
+        raise ValueError(f"the scores file '{scores_file}' does not exist: --labelled-only "
+                         "fits the positions it scores")
     records = [record for path in databases for record in read_games(path)]
     positions = quiet_positions(records, skip_plies)
     print(f"{positions.game_count} finished games, {len(positions.results)} quiet positions",
@@ -453,20 +514,30 @@ def tune(databases: list[str], out: TextIO, *, skip_plies: int, labelled_only: b
         labels, scale = search_labels(positions, start, label_nodes, scores_file, jobs,
                                       result_share, out)
 
-    def progress(ridge: float, training: float, validation: float) -> None:
-        print(f"ridge {ridge:g}: error {training:.6f} training, {validation:.6f} validation",
-              file=out, flush=True)
+    def progress(ridge: float, training: float, watched: float) -> None:
+        if held_out:
+            print(f"ridge {ridge:g}: error {training:.6f} training, {watched:.6f} validation",
+                  file=out, flush=True)
+        else:
+            print(f"ridge {ridge:g}: error {training:.6f} training", file=out, flush=True)
+
+    held_out = bool(_split(positions, validation, seed).any())
 
     result = fit(positions, start, ridges=ridges, validation=validation, seed=seed, fixed=fixed,
                  labels=labels, scale=scale, progress=progress)
     print(f"K {result.scale:.4f}; positions: {result.training} training, "
           f"{result.validation} validation (whole games)", file=out)
-    print(f"error before {result.before[0]:.6f} training, {result.before[1]:.6f} validation",
-          file=out)
+    if not result.validation:
+        print(f"no game was held out (--validation {validation:g} of these games is none): "
+              "the ridge was chosen on the training positions", file=out)
+
+    def errors(pair: tuple[float, float]) -> str:
+        return f"{pair[0]:.6f} training" + (f", {pair[1]:.6f} validation" if held_out else "")
+
+    print(f"error before {errors(result.before)}", file=out)
     kept = "none did better: the weights stay" if result.ridge is None else \
         f"kept ridge {result.ridge:g}"
-    print(f"error after  {result.after[0]:.6f} training, {result.after[1]:.6f} validation "
-          f"({kept})", file=out)
+    print(f"error after  {errors(result.after)} ({kept})", file=out)
     moved = np.flatnonzero(result.weights != start)
     material = slice(evaluation.F_MATERIAL, evaluation.F_PLACEMENT)
     print(f"{len(moved)} of {len(start)} weights changed; "
@@ -477,7 +548,11 @@ def tune(databases: list[str], out: TextIO, *, skip_plies: int, labelled_only: b
           f"divided by that, material "
           f"{np.round(result.weights[material] / stretch).astype(int).tolist()}", file=out)
     if write:
-        rewrite_weights(write, result.weights)
+        try:
+            rewrite_weights(write, result.weights)
+        except ValueError:  # changed since the start: the fit is not lost, it is printed
+            print(evaluation.weights_source(result.weights), end="", file=out)
+            raise
         print(f"wrote the weights into {write}", file=out)
     else:
         print(evaluation.weights_source(result.weights), end="", file=out)
@@ -500,11 +575,12 @@ def search_labels(positions: Positions, start: np.ndarray, label_nodes: int,
         if done % step == 0 or done == wanted:
             print(f"searched {done} of {wanted} positions", file=out, flush=True)
 
+    appender = ScoresAppender(scores_file, known) if scores_file else None
     try:
-        scores = search_scores(positions.texts, config, jobs, known, progress)
+        scores = search_scores(positions.texts, config, jobs, known, progress, appender)
     finally:
-        if scores_file:
-            write_scores(scores_file, known)
+        if appender is not None:
+            appender.close()
     scale = fit_scale(positions.features.astype(float), positions.results, start)
     searched = int(np.count_nonzero(~np.isnan(scores)))
     nodes = f"{label_nodes} nodes" if label_nodes else f"from {scores_file}"

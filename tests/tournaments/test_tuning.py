@@ -225,6 +225,16 @@ def test_scores_files_read_back_and_refuse_a_bad_line(tmp_path):
         read_scores(str(path))
 
 
+def test_a_scores_file_cut_short_loses_only_its_last_line(tmp_path):
+    """A run killed while it appended leaves a last line without its end: it is left out when
+    it does not read (and read when it does, as a file written by hand may end)."""
+    path = tmp_path / "scores.txt"
+    path.write_text(f"{START}\t12.0\n8/8/8/4k3/8/8/8/4K2R w K - 0 1\t")
+    assert read_scores(str(path)) == {START: 12.0}
+    path.write_text(f"{START}\t12.0\n8/8/8/4k3/8/8/8/4K2R w K - 0 1\t7")
+    assert read_scores(str(path)) == {START: 12.0, "8/8/8/4k3/8/8/8/4K2R w K - 0 1": 7.0}
+
+
 def test_rewritten_weights_read_back(tmp_path):
     copy = tmp_path / "evaluation.py"
     copy.write_text(open(evaluation.__file__).read())
@@ -306,6 +316,65 @@ def test_the_command_labels_positions_by_search_and_keeps_the_scores(tmp_path):
     assert "labelled 0.25 result + 0.75 search score (300 nodes)" in done.stdout
     assert len(read_scores(str(scores))) == 12
     assert evaluation.WEIGHTS_BEGIN in done.stdout
+
+
+def test_a_killed_labelling_run_keeps_every_score_it_searched(tmp_path):
+    """Scores go to the file as they come: a run killed (SIGKILL: nothing of it runs after)
+    once it said it searched some keeps them, and the next run searches only the others."""
+    rng = random.Random(3)
+    games = [(_random_game(rng, 60, opening=2)[1], ("1-0", "0-1")[index % 2])
+             for index in range(6)]
+    _store(tmp_path / "games.sqlite", games)
+    scores = tmp_path / "scores.txt"
+    scores.write_text(f"{START}\t3.0\n")  # an earlier run's, kept
+    run = subprocess.Popen([sys.executable, "-m", "mallard.protocol.cli", "tune", "duck",
+                            str(tmp_path / "games.sqlite"), "--sample", "12", "--label-nodes",
+                            "20000", "--jobs", "1", "--scores", str(scores)],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        said = 0
+        for line in run.stdout:
+            if line.startswith("searched "):
+                said = int(line.split()[1])
+                if said >= 2:
+                    break
+        run.kill()
+        run.wait(30)
+    finally:
+        run.kill()
+    kept = read_scores(str(scores))
+    assert said >= 2 and kept[START] == 3.0 and len(kept) >= 1 + said
+
+
+def test_the_command_checks_its_files_before_the_work(tmp_path):
+    rng = random.Random(4)
+    _store(tmp_path / "games.sqlite", [(_random_game(rng, 60, opening=2)[1], "1-0")])
+    database = str(tmp_path / "games.sqlite")
+    done = _mallard("tune", "duck", database, "--write", str(tmp_path / "missing" / "e.py"))
+    assert done.returncode == 2 and done.stdout == "", done.stdout
+    assert done.stderr.startswith("mallard: cannot read '") and done.stderr.count("\n") == 1
+    no_block = tmp_path / "e.py"
+    no_block.write_text("WEIGHTS = 1\n")
+    done = _mallard("tune", "duck", database, "--write", str(no_block))
+    assert done.returncode == 2 and done.stdout == "" and "has no weights block" in done.stderr
+    done = _mallard("tune", "duck", database, "--labelled-only", "--scores",
+                    str(tmp_path / "none.txt"))
+    assert done.returncode == 2 and done.stderr == (
+        f"mallard: the scores file '{tmp_path / 'none.txt'}' does not exist: --labelled-only "
+        "fits the positions it scores\n")
+
+
+def test_a_fit_without_held_out_games_says_so_instead_of_a_validation_error(tmp_path):
+    rng = random.Random(5)
+    games = [(_random_game(rng, 60, opening=2)[1], ("1-0", "0-1")[index % 2])
+             for index in range(4)]
+    _store(tmp_path / "games.sqlite", games)
+    done = _mallard("tune", "duck", str(tmp_path / "games.sqlite"), "--ridges", "1e-6")
+    assert done.returncode == 0, done.stderr
+    assert "no game was held out (--validation 0.1 of these games is none)" in done.stdout
+    errors = [line for line in done.stdout.splitlines() if line.startswith(("ridge", "error"))]
+    assert len(errors) == 3 and not any("validation" in line for line in errors), errors
+    assert "nan" not in done.stdout
 
 
 def test_the_command_fits_only_the_positions_a_scores_file_holds(tmp_path):
