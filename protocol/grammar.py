@@ -62,6 +62,20 @@ class Parser(argparse.ArgumentParser):
         kwargs.setdefault("formatter_class", HelpFormatter)
         super().__init__(*args, **kwargs)
         self.set_defaults(usage_parser=self)  # the innermost parser used reports leftovers
+        self._intermixing = False
+
+    def parse_known_args(self, args=None, namespace=None):
+        """A subcommand's positionals may come after its options (`prove uttt --limit 5 POS`):
+        argparse alone gives an optional positional nothing once an option came between."""
+        leaf = self._subparsers is None and not any(
+            action.nargs in (argparse.REMAINDER, argparse.PARSER) for action in self._actions)
+        if not leaf or self._intermixing:
+            return super().parse_known_args(args, namespace)
+        self._intermixing = True  # parse_known_intermixed_args calls back here
+        try:
+            return super().parse_known_intermixed_args(args, namespace)
+        finally:
+            self._intermixing = False
 
 @dataclass(frozen=True)
 class Wiring:

@@ -185,6 +185,20 @@ PRINTING = [
 ]
 
 
+LATE_POSITION = ("O;.....@.O.;.X.OOX.X./OXO.OX.XX/...O.X..X/XOOX...XX/.OX.X.O.X/XO.X...O./"
+                 "O......XX/OX..OOXOO/.O.OXOOXO")
+
+
+@pytest.mark.parametrize("argv", [
+    ["prove", "uttt", LATE_POSITION, "--limit", "5"],
+    ["prove", "uttt", "--limit", "5", LATE_POSITION],
+    ["prove", "uttt", "--threads", "1", "--hash", "16", LATE_POSITION, "--limit", "5"],
+    ["prove", "--limit", "5", "uttt", LATE_POSITION]], ids=["after", "before", "between", "first"])
+def test_a_subcommand_reads_its_positionals_wherever_they_stand_among_options(argv):
+    code, out, err = run_main(argv)
+    assert (code, err) == (0, "") and out.startswith("O wins  proof "), (out, err)
+
+
 @pytest.mark.parametrize("argv, stdin", PRINTING, ids=[" ".join(a[:3]) for a, _ in PRINTING])
 def test_a_closed_reader_ends_the_run_quietly(argv, stdin, tmp_path):
     """`mallard ... | head -1`: the first line arrives, then the pipe closes."""
