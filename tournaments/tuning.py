@@ -207,6 +207,7 @@ def search_scores(texts: list[str], config: EngineConfig, jobs: int = 1,
     wanted = sorted({text for text in texts if text not in known})
     lock = threading.Lock()
     failures: list[str] = []
+    crashes: list[Exception] = []
     done = [0]
 
     def work(share: list[str]) -> None:
@@ -215,7 +216,7 @@ def search_scores(texts: list[str], config: EngineConfig, jobs: int = 1,
             player.start()
             player.new_game(None, None)
             for text in share:
-                if failures:
+                if failures or crashes:
                     return
                 white = text.split()[1] == "w"
                 clocks = [Clock(config.tc), Clock(config.tc)]
@@ -238,6 +239,9 @@ def search_scores(texts: list[str], config: EngineConfig, jobs: int = 1,
             with lock:
                 failures.append(f"the labelling engine '{config.command_text}' failed "
                                 f"({error})")
+        except Exception as error:  # noqa: BLE001 - raised again on the caller's thread
+            with lock:
+                crashes.append(error)  # a closed stdout's BrokenPipeError from `progress`
         finally:
             player.kill()
 
@@ -247,6 +251,8 @@ def search_scores(texts: list[str], config: EngineConfig, jobs: int = 1,
         thread.start()
     for thread in threads:
         thread.join()
+    if crashes:
+        raise crashes[0]
     if failures:
         raise ValueError(failures[0])
     return np.array([known[text] for text in texts], dtype=np.float64)

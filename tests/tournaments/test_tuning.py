@@ -212,6 +212,20 @@ def test_search_scores_come_from_a_mallard_process_for_white(tmp_path):
         search_scores(texts + ["8/8/8/4k3/8/8/8/4K2R w K - 0 1"], broken, known=known)
 
 
+def test_a_progress_report_that_fails_ends_the_search_with_its_own_error():
+    """`mallard tune ... | head -1`: the progress line's BrokenPipeError reaches the caller
+    (which ends quietly), not a traceback from the engine's thread and a KeyError after."""
+    config = EngineConfig(name="labels",
+                          command=[sys.executable, "-m", "mallard.protocol.cli", "uci"],
+                          tc=TimeControl().with_limits(nodes=100))
+
+    def closed_pipe(done: int, wanted: int) -> None:
+        raise BrokenPipeError(32, "Broken pipe")
+
+    with pytest.raises(BrokenPipeError):
+        search_scores([START, "4k3/8/8/8/8/8/8/4K2R w K - 0 1"], config, progress=closed_pipe)
+
+
 def test_scores_files_read_back_and_refuse_a_bad_line(tmp_path):
     path = tmp_path / "scores.txt"
     assert read_scores(str(path)) == {}
