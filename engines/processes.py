@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import signal
 import sys
-from typing import BinaryIO, Iterator, TextIO, Union
+from typing import BinaryIO, Iterator, Optional, TextIO, Union
 
 MAX_LINE_BYTES = 1 << 20  # longer than any line a protocol needs (a UCI pv, a PGN move list)
 OVERLONG_LINE = object()  # what `read_lines` yields for a line over MAX_LINE_BYTES
@@ -54,9 +54,11 @@ def read_lines(stream: BinaryIO, limit: int = MAX_LINE_BYTES) -> Iterator[Union[
         yield raw.decode("utf-8", "replace").rstrip("\r\n")
 
 
-def input_lines(stream: TextIO) -> Iterator[Union[str, object]]:
+def input_lines(stream: Optional[TextIO]) -> Iterator[Union[str, object]]:
     """The lines of a text stream, bounded as `read_lines` bounds them when it has a byte
     buffer (stdin); one without (a test's StringIO) is read as it is."""
+    if stream is None:  # no stdin at all (started with it closed): nothing to read
+        return iter(())
     buffer = getattr(stream, "buffer", None)
     if buffer is None:
         return (line.rstrip("\r\n") for line in stream)

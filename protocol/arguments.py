@@ -19,6 +19,9 @@ from mallard.engines import game_names
 from mallard.engines.duck.terms import parse_terms
 
 
+MAX_INTEGER = 2**63 - 1  # what numpy, numba and C take; a count or a limit past it is a typo
+
+
 def _integer(text: str, minimum: int) -> int:
     try:
         value = int(text)
@@ -26,6 +29,8 @@ def _integer(text: str, minimum: int) -> int:
         raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
     if value < minimum:
         raise argparse.ArgumentTypeError(f"{value} is below {minimum}")
+    if value > MAX_INTEGER:
+        raise argparse.ArgumentTypeError(f"{text} is above {MAX_INTEGER}")
     return value
 
 

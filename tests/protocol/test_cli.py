@@ -9,6 +9,7 @@ import contextlib
 import inspect
 import io
 import os
+import shlex
 import subprocess
 import sys
 
@@ -20,6 +21,7 @@ import mallard.protocol.server
 from mallard.protocol import VERSION, cli
 from mallard.tournaments import cli as match_cli
 from mallard.tournaments.match import Match
+from tests.protocol.harness import ENGINE_COMMAND
 
 MALLARD = [sys.executable, "-m", "mallard.protocol.cli"]
 
@@ -148,6 +150,10 @@ def test_match_help_goes_to_stdout_with_status_0(flag):
      "local:N needs a whole number of workers"),
     (["gtp", "--variant", "duck"], "usage: mallard gtp", "duck cannot be played over GTP"),
     (["perft", "duck", "-1"], "usage: mallard perft", "-1 is below 0"),
+    (["bench", "duck", "--enumeration", "9" * 23], "usage: mallard bench duck",
+     "is above 9223372036854775807"),
+    (["bench", "threads", "--movetime", "9" * 23], "usage: mallard bench threads",
+     "is above 9223372036854775807"),
 ])
 def test_each_subcommand_shows_its_own_usage(argv, usage, message):
     code, out, err = run_main(argv)
@@ -183,6 +189,13 @@ PRINTING = [
     (["bench", "connect4", "--set", "End-Easy", "--limit", "50"], ""),
     (["uci"], "uci\nisready\ngo depth 3\n"),
 ]
+
+
+@pytest.mark.parametrize("command", ["solve", "uci", "gtp", ""])
+def test_a_process_started_with_stdin_closed_ends_as_at_the_end_of_input(command):
+    done = subprocess.run(["bash", "-c", f"{shlex.join(ENGINE_COMMAND)} {command} <&-"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and "error" not in done.stderr, done.stderr
 
 
 LATE_POSITION = ("O;.....@.O.;.X.OOX.X./OXO.OX.XX/...O.X..X/XOOX...XX/.OX.X.O.X/XO.X...O./"
