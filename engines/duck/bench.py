@@ -23,7 +23,9 @@ code) is never timed. Each bench yields one record per row as it finishes.
 
 from __future__ import annotations
 
+import queue
 import subprocess
+import threading
 import time
 from dataclasses import dataclass
 from typing import Iterable, Iterator, Optional, TextIO
@@ -168,26 +170,63 @@ def self_play(a: str, b: str, pairs: int, nodes: int, seed: int,
 # --- the tables -----------------------------------------------------------------------------
 
 class _UciPerft:
-    """A Fairy-Stockfish process answering `go perft` for the duck variant."""
+    """A Fairy-Stockfish process answering `go perft` for the duck variant. Anything that goes
+    wrong with it (it cannot start, ends, or does not answer the handshake within
+    `HANDSHAKE_S`) is a ValueError naming it: one line for the user."""
+
+    HANDSHAKE_S = 30
 
     def __init__(self, path: str):
-        self.process = subprocess.Popen([path], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                        text=True, bufsize=1)
-        self._send("uci")
-        self._wait("uciok")
-        self._send("setoption name UCI_Variant value duck")
-        self._send("isready")
-        self._wait("readyok")
+        self.path = path
+        try:
+            self.process = subprocess.Popen([path], stdin=subprocess.PIPE,
+                                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                            text=True, bufsize=1)
+        except OSError as error:
+            raise ValueError(f"the reference engine '{path}' cannot start: {error}") from None
+        self._lines: queue.Queue = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+        try:
+            self._send("uci")
+            self._wait("uciok", self.HANDSHAKE_S)
+            self._send("setoption name UCI_Variant value duck")
+            self._send("isready")
+            self._wait("readyok", self.HANDSHAKE_S)
+        except ValueError:
+            self.process.kill()
+            self.process.wait()
+            raise
+
+    def _read(self) -> None:
+        try:
+            for line in self.process.stdout:
+                self._lines.put(line)
+        except (OSError, ValueError):
+            pass
+        self._lines.put(None)
 
     def _send(self, line: str) -> None:
-        self.process.stdin.write(line + "\n")
-        self.process.stdin.flush()
+        try:
+            self.process.stdin.write(line + "\n")
+            self.process.stdin.flush()
+        except OSError:  # its end of the pipe is closed: it ended
+            raise ValueError(f"the reference engine '{self.path}' ended "
+                             f"(exit status {self.process.wait()})") from None
 
-    def _wait(self, prefix: str) -> str:
-        for line in self.process.stdout:
+    def _wait(self, prefix: str, timeout: Optional[float] = None) -> str:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            try:
+                line = self._lines.get(timeout=None if deadline is None
+                                       else max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                raise ValueError(f"the reference engine '{self.path}' did not answer "
+                                 f"'{prefix}' within {timeout:g} s") from None
+            if line is None:
+                raise ValueError(f"the reference engine '{self.path}' ended before "
+                                 f"'{prefix}' (exit status {self.process.wait()})")
             if line.startswith(prefix):
                 return line
-        raise RuntimeError(f"the reference engine ended before '{prefix}'")
 
     def perft(self, fen: Optional[str], depth: int) -> tuple[int, float]:
         self._send(f"position fen {fen}" if fen else "position startpos")
@@ -199,19 +238,33 @@ class _UciPerft:
         return int(line.split(":")[1]), time.perf_counter() - started
 
     def close(self) -> None:
-        self._send("quit")
-        self.process.wait(timeout=10)
+        try:
+            self._send("quit")
+        except ValueError:
+            pass
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
 
 
 def bench_duck_perft(reference: Optional[str], out: TextIO) -> int:
+    engine = _UciPerft(reference) if reference else None  # a reference that fails, at once
+    try:
+        return _perft_table(engine, out)
+    finally:
+        if engine is not None:
+            engine.close()
+
+
+def _perft_table(engine: Optional[_UciPerft], out: TextIO) -> int:
     timings = time_perfts()
     out.write("# mallard bench duck-perft (bulk: the last ply is counted from the piece moves)\n")
     out.write(machine_line())
     header = ["position", "depth", "bulk", "leaves", "correct", "seconds", "Mleaves/s"]
-    engine = None
-    if reference:
+    if engine is not None:
         header += ["reference s", "speed-up"]
-        engine = _UciPerft(reference)
     table_start(header, out)
     failures = 0
     for timing in timings:
@@ -226,8 +279,6 @@ def bench_duck_perft(reference: Optional[str], out: TextIO) -> int:
             cells += [f"{ref_seconds:.3f}", f"{ref_seconds / seconds:.1f}x"]
         out.write(table_row(cells, header) + "\n")
         out.flush()
-    if engine is not None:
-        engine.close()
     return 1 if failures else 0
 
 

@@ -198,6 +198,17 @@ def test_a_process_started_with_stdin_closed_ends_as_at_the_end_of_input(command
     assert done.returncode == 0 and "error" not in done.stderr, done.stderr
 
 
+@pytest.mark.parametrize("engine, says", [
+    ("/bin/false", "ended"), ("/bin/cat", "did not answer 'uciok' within 1 s")])
+def test_a_reference_engine_that_fails_is_one_line_before_any_timing(engine, says,
+                                                                     monkeypatch):
+    from mallard.engines.duck import bench as duck_bench
+    monkeypatch.setattr(duck_bench._UciPerft, "HANDSHAKE_S", 1)
+    code, out, err = run_main(["bench", "duck-perft", "--reference", engine])
+    assert code == 2 and out == "" and err.count("\n") == 1, err
+    assert err.startswith(f"mallard: the reference engine '{engine}' {says}"), err
+
+
 LATE_POSITION = ("O;.....@.O.;.X.OOX.X./OXO.OX.XX/...O.X..X/XOOX...XX/.OX.X.O.X/XO.X...O./"
                  "O......XX/OX..OOXOO/.O.OXOOXO")
 
