@@ -47,7 +47,7 @@ from mallard.engines.duck.searcher import (
     enumeration_value,
     exception_value,
 )
-from mallard.engines.duck.selfplay import MatchResult, match
+from mallard.engines.duck.selfplay import MatchResult, elo_text, match
 from mallard.engines.duck.terms import parse_terms
 from mallard.engines.workpool import WorkPool
 
@@ -331,6 +331,6 @@ def bench_duck_match(a: str, b: str, pairs: int, nodes: int, seed: int, pool: Wo
               f"openings x 2 colours, seed {seed}, {record.seconds:.0f} s on {where}\n")
     table_start(header, out)
     row = [a, b, str(result.games), str(result.wins), str(result.draws), str(result.losses),
-           f"{result.score:.3f}", f"{elo:+.0f} +- {margin:.0f}"]
+           f"{result.score:.3f}", elo_text(elo, margin)]
     out.write(table_row(row, header) + "\n")
     return 0

@@ -82,18 +82,36 @@ class MatchResult:
         return (self.wins + 0.5 * self.draws) / max(1, self.games)
 
     def elo(self) -> tuple[float, float]:
-        """Elo difference of A over B and the half-width of its 95% interval."""
-        n = max(1, self.games)
-        s = min(max(self.score, 1e-3), 1 - 1e-3)
+        """Elo difference of A over B and the half-width of its 95% interval, as cutechess
+        gives them: +/-inf for a score of 1 or 0, a nan half-width where the interval leaves
+        [0, 1] or there are no games (no Elo stands for such a score)."""
+        if self.games == 0:
+            return math.nan, math.nan
+        s = self.score
         variance = (self.wins * (1 - s) ** 2 + self.draws * (0.5 - s) ** 2
-                    + self.losses * s ** 2) / n
-        margin = 1.96 * math.sqrt(variance / n)
+                    + self.losses * s ** 2) / self.games
+        margin = 1.96 * math.sqrt(variance / self.games)
+        upper, lower = _elo_of(s + margin), _elo_of(s - margin)
+        return _elo_of(s), (upper - lower) / 2 if math.isfinite(upper - lower) else math.nan
 
-        def to_elo(x: float) -> float:
-            x = min(max(x, 1e-3), 1 - 1e-3)
-            return -400 * math.log10(1 / x - 1)
 
-        return to_elo(s), (to_elo(min(s + margin, 0.999)) - to_elo(max(s - margin, 0.001))) / 2
+def _elo_of(score: float) -> float:
+    if not 0.0 <= score <= 1.0:
+        return math.nan
+    if score in (0.0, 1.0):
+        return math.inf if score else -math.inf
+    return -400 * math.log10(1 / score - 1)
+
+
+def elo_text(elo: float, margin: float) -> str:
+    """`+35 +- 12`; `inf +- nan` for a clean sweep; `0`, never `-0`."""
+    if math.isnan(elo):
+        figure = "nan"
+    elif math.isinf(elo):
+        figure = "inf" if elo > 0 else "-inf"
+    else:
+        figure = f"{round(elo):+d}" if round(elo) else "0"
+    return f"{figure} +- {'nan' if math.isnan(margin) else f'{margin:.0f}'}"
 
 
 def match(terms_a: int, terms_b: int, pairs: int, nodes: int, seed: int = 1, jobs: int = 1,

@@ -5,7 +5,7 @@ import math
 import pytest
 
 from mallard.engines.duck.searcher import DuckSearcher
-from mallard.engines.duck.selfplay import MatchResult, match, play_game
+from mallard.engines.duck.selfplay import MatchResult, elo_text, match, play_game
 from mallard.engines.duck.terms import ALL_TERMS, TERM_ENDGAME_KING, TERM_LONE_KING, parse_terms
 
 
@@ -26,6 +26,15 @@ def test_elo_of_even_and_lopsided_results():
     elo, margin = strong.elo()
     assert math.isclose(elo, -400 * math.log10(1 / 0.75 - 1))
     assert 40 < margin < 120
+
+
+@pytest.mark.parametrize("wins, draws, losses, text", [
+    (2, 0, 0, "inf +- nan"), (0, 0, 3, "-inf +- nan"), (0, 2, 0, "0 +- 0"),
+    (1, 0, 1, "0 +- nan"), (0, 0, 0, "nan +- nan")])
+def test_elo_of_results_with_no_finite_interval_is_said_as_cutechess_says_it(wins, draws,
+                                                                            losses, text):
+    # a clean sweep is no finite Elo: it was clamped to +1200 +- 76 for 2-0
+    assert elo_text(*MatchResult(wins, draws, losses).elo()) == text
 
 
 def test_a_short_match_plays_both_colours_of_each_opening():
