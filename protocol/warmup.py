@@ -42,21 +42,29 @@ def run(out: TextIO = sys.stdout, jobs: int = 0) -> int:
     pending = [game.name for game in GAMES]
     running: dict[str, tuple[subprocess.Popen, float]] = {}
     status = 0
-    while pending or running:
-        while pending and len(running) < jobs:
-            variant = pending.pop(0)
-            process = subprocess.Popen(python_command("-m", "mallard.protocol.warmup", variant))
-            running[variant] = (process, time.perf_counter())
-        for variant, (process, started) in list(running.items()):
-            if process.poll() is None:
-                continue
-            del running[variant]
-            if process.returncode == 0:
-                out.write(f"{variant} ready in {time.perf_counter() - started:.1f} s\n")
-                out.flush()
-            else:
-                status = 1
-        time.sleep(0.05)
+    try:
+        while pending or running:
+            while pending and len(running) < jobs:
+                variant = pending.pop(0)
+                # a session of its own: a terminal's Ctrl-C reaches this process alone, which
+                # ends the workers (no worker prints a KeyboardInterrupt's traceback)
+                process = subprocess.Popen(python_command("-m", "mallard.protocol.warmup",
+                                                          variant), start_new_session=True)
+                running[variant] = (process, time.perf_counter())
+            for variant, (process, started) in list(running.items()):
+                if process.poll() is None:
+                    continue
+                del running[variant]
+                if process.returncode == 0:
+                    out.write(f"{variant} ready in {time.perf_counter() - started:.1f} s\n")
+                    out.flush()
+                else:
+                    status = 1
+            time.sleep(0.05)
+    finally:
+        for process, _ in running.values():
+            process.kill()
+            process.wait()
     return status
 
 

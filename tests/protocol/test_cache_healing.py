@@ -11,6 +11,7 @@ too) and copied per test; only a damaged copy recompiles, with the cheapest kern
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -190,6 +191,35 @@ def _uci_moves(digits: str) -> list[str]:
         heights[column] += 1
         squares.append(f"P@{'abcdefg'[column]}{heights[column]}")
     return squares
+
+
+def test_ctrl_c_during_warmup_ends_its_workers_without_a_traceback(tmp_path):
+    """A terminal's Ctrl-C goes to the whole foreground group: the workers compiling used to
+    print a KeyboardInterrupt's traceback each; now the warmup alone takes it and ends them."""
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+    env.update(MALLARD_CACHE=str(tmp_path), MALLARD_NO_PREBUILT="1")
+    warmup = subprocess.Popen([sys.executable, "-m", "mallard.protocol.cli", "warmup"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                              start_new_session=True)
+    try:
+        for line in warmup.stderr:  # a worker has started compiling
+            if "compiling" in line:
+                break
+        os.killpg(warmup.pid, signal.SIGINT)
+        _, err = warmup.communicate(timeout=60)
+    finally:
+        warmup.kill()
+    assert warmup.returncode == 130 and "Traceback" not in err, err
+    leftover = subprocess.run(["pgrep", "-f", "mallard.protocol.warmup"], capture_output=True,
+                              text=True)
+    assert [pid for pid in leftover.stdout.split() if str(tmp_path) in _environ(pid)] == []
+
+
+def _environ(pid: str) -> str:
+    try:
+        return Path(f"/proc/{pid}/environ").read_bytes().decode("latin-1")
+    except OSError:  # it ended meanwhile
+        return ""
 
 
 @pytest.mark.slow
