@@ -15,6 +15,7 @@ Text forms, all round-tripping:
 
 from __future__ import annotations
 
+import numbers
 from typing import Optional
 
 from mallard.engines.base import (
@@ -42,6 +43,9 @@ FILES = "abcdefghijklmnopqrstuvwxyz"
 
 
 def check_size(width: int, height: int) -> None:
+    if not all(isinstance(size, numbers.Integral) and not isinstance(size, bool)
+               for size in (width, height)):
+        raise PositionError(f"board {width}x{height} is not supported: sizes are whole numbers")
     if width < 1 or height < 1 or width * (height + 1) > 64 or width > len(FILES):
         raise PositionError(
             f"board {width}x{height} is not supported: need width*(height+1) <= 64 and width <= 26")
@@ -180,6 +184,8 @@ class Connect4Position(Position):
 
     def parse_move(self, text: str) -> int:
         """A legal column from drop notation (`P@d1`), a column letter (`d`) or 1-based number."""
+        if not isinstance(text, str):
+            raise MoveError(f"{text!r} is not a move text")
         raw = text.strip()
         if self.is_over():
             raise MoveError(f"'{raw}': the game is over")

@@ -118,8 +118,10 @@ def _read_placement(placement: str, state: np.ndarray) -> tuple[list[int], list[
     for row, rank_text in enumerate(ranks):
         rank = 7 - row
         file = 0
-        for char in rank_text:
+        for index, char in enumerate(rank_text):
             if is_number(char):
+                if index and is_number(rank_text[index - 1]):  # "44" is no count of squares
+                    raise PositionError(f"rank {rank + 1} '{rank_text}' has two digits in a row")
                 file += int(char)
                 continue
             if file >= 8:

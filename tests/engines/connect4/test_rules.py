@@ -3,6 +3,7 @@ import random
 import pyffish
 import pytest
 
+from mallard.engines import get_game
 from mallard.engines.base import MoveError, PositionError
 from mallard.engines.connect4.rules import Connect4Game, has_four
 from tests import oracles  # noqa: F401  (loads the cfour variant into pyffish)
@@ -127,6 +128,15 @@ def test_bad_sequences(sequence, index, reason):
 def test_bad_fens(fen, message):
     with pytest.raises(PositionError, match=message):
         GAME.parse_position(fen)
+
+
+def test_a_move_or_a_size_of_the_wrong_type_is_refused_with_the_games_errors():
+    for move in (None, 3):
+        with pytest.raises(MoveError, match="is not a move text"):
+            GAME.start_position().parse_move(move)
+    for width, height in ((7, 6.5), (True, 6), ("7", 6)):
+        with pytest.raises(PositionError, match="sizes are whole numbers"):
+            get_game("cfour", width=width, height=height)
 
 
 def test_finished_fen_is_accepted_as_over():

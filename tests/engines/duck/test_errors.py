@@ -45,6 +45,8 @@ BAD_FENS = [
     ("8/8/8/8/8/8/8/4K3 w - - 0 1", "Black has no king but is not to move"),
     ("8/8/8/8/8/8/8/8 w - - 0 1", "neither side has a king"),
     ("4k3/8/8/8/8/8/8/3KK3 w - - 0 1", "White has 2 kings"),
+    # pyffish and python-chess refuse it; it was read as 4 + 4 empty squares
+    ("rnbqkbnr/pppppppp/44/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1", "two digits in a row"),
 ]
 
 
