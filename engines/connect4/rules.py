@@ -163,11 +163,12 @@ class Connect4Position(Position):
         return f"{'/'.join(ranks)}[{holdings}] {side} - - 0 {self.moves // 2 + 1}"
 
     def sequence(self) -> str:
-        """The 1-based digit sequence of the moves played (needs a known history)."""
+        """The moves played as `parse_sequence` reads them: 1-based digits, or column letters
+        on a board wider than 9 (needs a known history)."""
         if self.history is None:
             raise PositionError("the move history of this position is unknown")
         if self.width > 9:
-            raise PositionError("digit sequences only describe boards up to 9 columns")
+            return "".join(FILES[c] for c in self.history)
         return "".join(str(c + 1) for c in self.history)
 
     def format_move(self, column: int) -> str:
@@ -277,16 +278,23 @@ class Connect4Game(Game):
         return Connect4Position(self, 0, 0, 0)
 
     def parse_sequence(self, text: str) -> Connect4Position:
-        """A position from 1-based column digits; a move that ends the game is rejected.
+        """A position from 1-based column digits (c4solver's); on a board wider than 9, whose
+        columns past 9 have no digit, from column letters instead (`a` the first). A move that
+        ends the game is rejected.
 
         MoveError's `index` is the 1-based number of the offending move.
         """
         position = self.start_position()
+        wide = self.width > 9
         for index, char in enumerate(text):
-            if not is_number(char) or not 1 <= int(char) <= self.width:
-                raise MoveError(f"Invalid move {index + 1} '{char}': not a column 1..{self.width}",
+            if wide and char in FILES[:self.width]:
+                column = FILES.index(char)
+            elif not wide and is_number(char) and 1 <= int(char) <= self.width:
+                column = int(char) - 1
+            else:
+                names = f"a..{FILES[self.width - 1]}" if wide else f"1..{self.width}"
+                raise MoveError(f"Invalid move {index + 1} '{char}': not a column {names}",
                                 index + 1)
-            column = int(char) - 1
             if position.column_height(column) >= self.height:
                 raise MoveError(f"Invalid move {index + 1} '{char}': column {char} is full",
                                 index + 1)

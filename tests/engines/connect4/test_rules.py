@@ -110,6 +110,19 @@ def test_bad_sequences(sequence, index, reason):
     assert info.value.index == index
 
 
+def test_a_board_wider_than_nine_names_its_columns_by_letter():
+    """Columns 10 and up have no digit: every column of such a board is a letter, and the
+    sequence of a position reads back as that position."""
+    wide = get_game("cfour", width=12, height=4)
+    position = wide.parse_sequence("alj")
+    assert [wide.start_position().parse_move(text) for text in "alj"] == [0, 11, 9]
+    assert list(position.history) == [0, 11, 9] and position.sequence() == "alj"
+    assert wide.parse_sequence(position.sequence()) == position
+    with pytest.raises(MoveError, match="not a column a..l") as info:
+        wide.parse_sequence("a10")
+    assert info.value.index == 2
+
+
 @pytest.mark.parametrize("fen, message", [
     ("7/7/7/7/7/8", "cells"),
     ("7/7/7/7/7", "ranks"),
