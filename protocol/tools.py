@@ -19,9 +19,11 @@ def perft(variant: str, depth: int, fen: Optional[str], divide: bool, bulk: bool
           out: TextIO) -> int:
     """The leaves `depth` plies below `fen` (None: the start position); with `divide`, first
     'move: count' for every root move."""
+    if divide and depth < 1:  # every game alike: a divide lists the moves of depth 1 and on
+        raise ValueError("--divide needs a depth of at least 1")
     game = get_game(variant)
     compile_cache.announce_compile(game.variant, "perft")
-    position = game.parse_position(fen) if fen else game.start_position()
+    position = game.parse_position(fen) if fen is not None else game.start_position()
     if divide:
         total = 0
         for move, count in position.divide(depth, bulk):

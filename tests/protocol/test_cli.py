@@ -209,6 +209,15 @@ def test_a_reference_engine_that_fails_is_one_line_before_any_timing(engine, say
     assert err.startswith(f"mallard: the reference engine '{engine}' {says}"), err
 
 
+@pytest.mark.parametrize("argv, says", [
+    (["perft", "uttt", "0", "--divide"], "mallard: --divide needs a depth of at least 1\n"),
+    (["perft", "duck", "0", "--divide"], "mallard: --divide needs a depth of at least 1\n"),
+    (["perft", "duck", "1", "--fen", ""], "mallard: empty FEN\n")])
+def test_perft_refuses_a_divide_at_depth_0_and_an_empty_fen_alike_for_every_game(argv, says):
+    code, out, err = run_main(argv)  # uttt's divide listed 81 moves; '' was the start position
+    assert (code, out) == (2, "") and err.endswith(says), err
+
+
 LATE_POSITION = ("O;.....@.O.;.X.OOX.X./OXO.OX.XX/...O.X..X/XOOX...XX/.OX.X.O.X/XO.X...O./"
                  "O......XX/OX..OOXOO/.O.OXOOXO")
 
