@@ -18,7 +18,6 @@ from typing import Callable
 from mallard.engines import game_names
 from mallard.engines.duck.terms import parse_terms
 
-
 MAX_INTEGER = 2**63 - 1  # what numpy, numba and C take; a count or a limit past it is a typo
 
 
@@ -106,6 +105,16 @@ def fraction(text: str) -> float:
 def share(text: str) -> float:
     """A number from 0 to 1."""
     return _at_most(non_negative_number(text), 1)
+
+
+def list_of(item: Callable[[str], object]):
+    """Comma-separated values each read by `item`, at least one."""
+    def check(text: str) -> list:
+        values = [item(part.strip()) for part in text.split(",") if part.strip()]
+        if not values:
+            raise argparse.ArgumentTypeError("no value given")
+        return values
+    return check
 
 
 def depth_list(text: str) -> list[int]:

@@ -27,6 +27,7 @@ from mallard.protocol.arguments import (
     executable,
     fraction,
     installed,
+    list_of,
     non_negative_int,
     number_list,
     port_number,
@@ -231,11 +232,13 @@ def _add_uttt_reach_bench(benchmarks, wiring: Wiring) -> None:
         "uttt-reach", help="how far from the end of real UTTT games the prover proves",
         description="How many plies before the end of real Ultimate Tic-Tac-Toe games the prover "
         "proves every position, within each time limit, for each number of threads.")
-    ur.add_argument("--limits", type=number_list, default=[1.0, 10.0, 60.0], metavar="S,S,...",
+    ur.add_argument("--limits", type=list_of(positive_seconds), default=[1.0, 10.0, 60.0],
+                    metavar="S,S,...",
                     help="time limits per position in seconds (default 1,10,60); one scan at "
                     "the largest gives every column")
-    ur.add_argument("--threads", type=depth_list, default=[1, 2], metavar="N,N,...",
-                    help="prover threads, one column group each (default 1,2)")
+    ur.add_argument("--threads", type=list_of(up_to(MAX_THREADS)), default=[1, 2],
+                    metavar="N,N,...", help="prover threads, one column group each (default "
+                    f"1,2; each 1 to {MAX_THREADS}, the cores)")
     ur.add_argument("--baseline", action="store_true",
                     help="also the prover as it was before the reach work (plain df-pn "
                     "numbers, a solve's two searches one after the other)")

@@ -154,6 +154,12 @@ def test_match_help_goes_to_stdout_with_status_0(flag):
      "is above 9223372036854775807"),
     (["bench", "threads", "--movetime", "9" * 23], "usage: mallard bench threads",
      "is above 9223372036854775807"),
+    (["bench", "uttt-reach", "--threads", "1,99"], "usage: mallard bench uttt-reach",
+     "99 is above"),
+    (["bench", "uttt-reach", "--threads", ","], "usage: mallard bench uttt-reach",
+     "no value given"),
+    (["bench", "uttt-reach", "--limits", "1,0"], "usage: mallard bench uttt-reach",
+     "'0' is not a positive number of seconds"),
 ])
 def test_each_subcommand_shows_its_own_usage(argv, usage, message):
     code, out, err = run_main(argv)
