@@ -9,6 +9,7 @@ or a Dask cluster, which the command line opens with the match runner's code.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Optional, TextIO
 
 from mallard.engines import compile_cache, get_game
@@ -134,6 +135,13 @@ def build_book(width: int, height: int, depth: int, output: Optional[str], use_b
     def progress(level: int, done: int, total: int) -> None:
         print(f"level {level}: {done}/{total} chunks", file=err, flush=True)
 
+    if output is not None:  # said before the build, not after it
+        target = Path(output)
+        if not output.strip() or target.is_dir() or not target.name:
+            raise ValueError(f"--output '{output}' is not a file name (the book is one file, "
+                             "e.g. book.npz)")
+        if not target.parent.is_dir():
+            raise ValueError(f"--output '{output}': no directory '{target.parent}'")
     base = None
     if use_base and (width, height) == (7, 6) and depth < 12:
         if bitbully_book() is not None:  # converts and caches it on first use

@@ -119,8 +119,13 @@ class Book:
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(path.name + ".tmp.npz")
-        np.savez(tmp, meta=np.array([self.width, self.height, self.depth_mask]), array=self.array)
-        os.replace(tmp, path)
+        try:
+            np.savez(tmp, meta=np.array([self.width, self.height, self.depth_mask]),
+                     array=self.array)
+            os.replace(tmp, path)
+        except OSError:
+            tmp.unlink(missing_ok=True)  # never a stray half of a book beside the target
+            raise
 
     @classmethod
     def load(cls, path: Path) -> "Book":

@@ -224,6 +224,18 @@ def test_perft_refuses_a_divide_at_depth_0_and_an_empty_fen_alike_for_every_game
     assert (code, out) == (2, "") and err.endswith(says), err
 
 
+@pytest.mark.parametrize("output, says", [
+    (".", "is not a file name"), ("", "is not a file name"), ("{tmp}", "is not a file name"),
+    ("{tmp}/missing/book.npz", "no directory")])
+def test_a_book_output_that_cannot_be_the_book_file_is_refused_before_the_build(output, says,
+                                                                               tmp_path):
+    output = output.format(tmp=tmp_path)
+    code, out, err = run_main(["book", "build", "--depth", "2", "--width", "5", "--height", "4",
+                               "--output", output])
+    assert (code, out) == (2, "") and err.startswith(f"mallard: --output '{output}'"), err
+    assert says in err and err.count("\n") == 1 and list(tmp_path.iterdir()) == []
+
+
 LATE_POSITION = ("O;.....@.O.;.X.OOX.X./OXO.OX.XX/...O.X..X/XOOX...XX/.OX.X.O.X/XO.X...O./"
                  "O......XX/OX..OOXOO/.O.OXOOXO")
 
