@@ -72,12 +72,6 @@ def non_negative_number(text: str) -> float:
     return value
 
 
-def number_list(text: str) -> list[float]:
-    """Comma-separated numbers, none negative."""
-    values = [non_negative_number(part.strip()) for part in text.split(",") if part.strip()]
-    if not values:
-        raise argparse.ArgumentTypeError("no number given")
-    return values
 
 
 def _at_most(value, maximum, below: bool = False):
@@ -107,14 +101,17 @@ def share(text: str) -> float:
     return _at_most(non_negative_number(text), 1)
 
 
-def list_of(item: Callable[[str], object]):
-    """Comma-separated values each read by `item`, at least one."""
+def list_of(item: Callable[[str], object], empty: str = "no value given"):
+    """Comma-separated values each read by `item`, at least one (else `empty` is the error)."""
     def check(text: str) -> list:
         values = [item(part.strip()) for part in text.split(",") if part.strip()]
         if not values:
-            raise argparse.ArgumentTypeError("no value given")
+            raise argparse.ArgumentTypeError(empty)
         return values
     return check
+
+
+number_list = list_of(non_negative_number, "no number given")  # numbers, none negative
 
 
 def depth_list(text: str) -> list[int]:

@@ -56,17 +56,7 @@ class Output:
 
     def notice(self, text: str) -> None:
         """A line on stderr whatever `debug` says: for what no protocol is known yet to answer."""
-        with self._lock:
-            try:
-                if self.log_stream is not None:
-                    self.log_stream.write(text.rstrip("\n") + "\n")
-                    self.log_stream.flush()
-            except (OSError, ValueError):
-                pass
-
-    def log(self, text: str) -> None:
-        """A log line on stderr, only when the client asked for `debug on`."""
-        if not self.debug or self.log_stream is None:
+        if self.log_stream is None:
             return
         with self._lock:
             try:
@@ -74,6 +64,11 @@ class Output:
                 self.log_stream.flush()
             except (OSError, ValueError):
                 pass
+
+    def log(self, text: str) -> None:
+        """A log line on stderr, only when the client asked for `debug on`."""
+        if self.debug:
+            self.notice(text)
 
 
 class Input:
