@@ -278,20 +278,26 @@ def read_scores(path: str) -> dict[str, float]:
         content = Path(path).read_text()
     except (OSError, UnicodeDecodeError) as error:
         raise ValueError(f"cannot read the scores file '{path}': {error}") from None
-    lines = content.split("\n")
-    for number, line in enumerate(lines, 1):
-        if not line and number == len(lines):
-            break
-        text, _, value = line.rpartition("\t")
+    *ended, unended = content.split("\n")
+    for number, line in enumerate(ended, 1):
         try:
-            if not text:
-                raise ValueError
-            scores[text] = float(value)
+            text, score = _score_line(line)
         except ValueError:
-            if number == len(lines):
-                break  # no line end: cut short
             raise ValueError(f"'{path}' line {number} is not 'FEN<tab>score'") from None
+        scores[text] = score
+    try:
+        text, score = _score_line(unended)
+        scores[text] = score
+    except ValueError:
+        pass  # empty, or cut short
     return scores
+
+
+def _score_line(line: str) -> tuple[str, float]:
+    text, _, value = line.rpartition("\t")
+    if not text:
+        raise ValueError(line)
+    return text, float(value)
 
 
 def write_scores(path: str, scores: dict[str, float]) -> None:
@@ -310,8 +316,9 @@ def write_scores(path: str, scores: dict[str, float]) -> None:
 class ScoresAppender:
     """Adds each new score to the scores file the moment it is known, one flushed line each,
     so a run killed at any point keeps what it searched (`read_scores` leaves out a line cut
-    short). At the first new score the file is written whole from what it held (`write_scores`,
-    which also ends its last line); a run that searches nothing leaves it as it was."""
+    short). At the first new score the file is written whole, that score with what it held
+    (`write_scores`, which also ends its last line); a run that searches nothing leaves it as
+    it was. `known` is the dict `search_scores` adds each score to before handing it here."""
 
     def __init__(self, path: str, known: dict[str, float]):
         self.path, self.known = path, known
@@ -319,10 +326,10 @@ class ScoresAppender:
 
     def __call__(self, text: str, score: float) -> None:
         try:
-            if self.stream is None:
-                write_scores(self.path, {key: value for key, value in self.known.items()
-                                         if key != text})
+            if self.stream is None:  # `known` holds the new score already
+                write_scores(self.path, self.known)
                 self.stream = open(self.path, "a")
+                return
             self.stream.write(f"{text}\t{score}\n")
             self.stream.flush()
         except OSError as error:
@@ -427,7 +434,7 @@ def fit(positions: Positions, start: np.ndarray, *, ridges=(1e-8, 1e-7, 1e-6, 1e
         iterations: int = 12, validation: float = 0.1, seed: int = 1,
         terms: int = DEFAULT_TERMS, fixed: tuple[str, ...] = (),
         labels: Optional[np.ndarray] = None, scale: Optional[float] = None,
-        progress: Optional[Callable[[float, float, float], None]] = None) -> Fit:
+        progress: Optional[Callable[[float, float, Optional[float]], None]] = None) -> Fit:
     """Weights fitted to the positions, starting from (and pulled toward) `start`; of the ridge
     strengths given, the one whose weights do best on the held-out games is kept. `labels`
     (default: the results) are what the expected scores are fitted to; `scale` is K (default:
@@ -450,7 +457,8 @@ def fit(positions: Positions, start: np.ndarray, *, ridges=(1e-8, 1e-7, 1e-6, 1e
         weights = np.round(_gauss_newton(train_x, train_y, start, free, scale, ridge, iterations))
         watched = error(watch_x, watch_y, weights, scale)
         if progress is not None:
-            progress(ridge, error(train_x, train_y, weights, scale), watched)
+            progress(ridge, error(train_x, train_y, weights, scale),
+                     watched if len(valid_y) else None)
         if watched < best_error:
             best, best_error, best_ridge = weights, watched, ridge
     best = best.astype(np.int64)
@@ -520,14 +528,10 @@ def tune(databases: list[str], out: TextIO, *, skip_plies: int, labelled_only: b
         labels, scale = search_labels(positions, start, label_nodes, scores_file, jobs,
                                       result_share, out)
 
-    def progress(ridge: float, training: float, watched: float) -> None:
-        if held_out:
-            print(f"ridge {ridge:g}: error {training:.6f} training, {watched:.6f} validation",
-                  file=out, flush=True)
-        else:
-            print(f"ridge {ridge:g}: error {training:.6f} training", file=out, flush=True)
-
-    held_out = bool(_split(positions, validation, seed).any())
+    def progress(ridge: float, training: float, validated: Optional[float]) -> None:
+        print(f"ridge {ridge:g}: error {training:.6f} training"
+              + ("" if validated is None else f", {validated:.6f} validation"),
+              file=out, flush=True)
 
     result = fit(positions, start, ridges=ridges, validation=validation, seed=seed, fixed=fixed,
                  labels=labels, scale=scale, progress=progress)
@@ -538,7 +542,8 @@ def tune(databases: list[str], out: TextIO, *, skip_plies: int, labelled_only: b
               "the ridge was chosen on the training positions", file=out)
 
     def errors(pair: tuple[float, float]) -> str:
-        return f"{pair[0]:.6f} training" + (f", {pair[1]:.6f} validation" if held_out else "")
+        return f"{pair[0]:.6f} training" + (f", {pair[1]:.6f} validation"
+                                             if result.validation else "")
 
     print(f"error before {errors(result.before)}", file=out)
     kept = "none did better: the weights stay" if result.ridge is None else \
